@@ -1,0 +1,315 @@
+// floor-uring: the cheapest HTTP/1.1 responder we can write with io_uring.
+// Multishot accept, multishot recv into a provided buffer ring, one sendmsg of
+// all owed responses per recv completion, at most one send in flight per
+// connection. See floor_common.hpp for why it exists.
+#include "floor_common.hpp"
+
+#include <liburing.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
+
+#include <vector>
+
+namespace {
+
+using namespace floor_bench;
+
+constexpr unsigned sq_entries = 1024;
+constexpr unsigned cq_entries = 8 * sq_entries;
+constexpr unsigned cqes_per_reap_max = 256;
+constexpr unsigned recv_buffers = 1024;        // a power of two (buffer ring rule)
+constexpr std::size_t recv_buffer_bytes = 2048;  // a pipelined batch of 16 wrk requests is ~800 bytes
+constexpr std::uint16_t recv_buffer_group = 0;
+constexpr std::uint32_t connections_max = 4096;
+static_assert((recv_buffers & (recv_buffers - 1)) == 0);
+static_assert(connections_max < (1u << 24));
+
+// user_data layout: op (8 bits) | connection slot (24 bits) | generation (32 bits).
+// The generation makes a completion for a freed-and-reused slot a loud bug.
+enum Op : std::uint8_t { op_accept = 1, op_recv, op_send, op_signal };
+
+std::uint64_t pack(Op op, std::uint32_t slot, std::uint32_t gen) {
+    return (std::uint64_t{op} << 56) | (std::uint64_t{slot} << 32) | gen;
+}
+Op op_of(std::uint64_t ud) { return static_cast<Op>(ud >> 56); }
+std::uint32_t slot_of(std::uint64_t ud) { return static_cast<std::uint32_t>(ud >> 32) & 0xffffff; }
+std::uint32_t gen_of(std::uint64_t ud) { return static_cast<std::uint32_t>(ud); }
+
+struct Conn {
+    int fd = -1;
+    std::uint32_t gen = 0;
+    bool recv_armed = false;
+    bool send_in_flight = false;
+    bool peer_done = false;  // EOF seen: answer what was asked, then close
+    bool aborted = false;    // an error: send nothing more, close
+    RequestCounter counter;
+    SendProgress progress;
+    // Owned by the in-flight sendmsg until its completion arrives. One send at
+    // a time: a second one could overtake a short first one and reorder bytes.
+    msghdr msg{};
+    iovec iov[responses_per_send_max];
+};
+
+struct Cqe {
+    std::uint64_t user_data;
+    std::int32_t res;
+    std::uint32_t flags;
+};
+
+struct Server {
+    io_uring ring{};
+    int listen_fd = -1;
+    int signal_fd = -1;
+    bool stop = false;
+    io_uring_buf_ring* buf_ring = nullptr;
+    char* buffers = nullptr;
+    signalfd_siginfo siginfo{};
+    std::vector<Conn> conns = std::vector<Conn>(connections_max);
+    std::vector<std::uint32_t> free_slots;
+
+    // A full submission queue is normal: submit what is there and retry.
+    io_uring_sqe* sqe() {
+        io_uring_sqe* s = io_uring_get_sqe(&ring);
+        if (s == nullptr) {
+            io_uring_submit(&ring);
+            s = io_uring_get_sqe(&ring);
+        }
+        if (s == nullptr) {
+            std::fprintf(stderr, "floor-uring: bug: no SQE after submit\n");
+            std::abort();
+        }
+        return s;
+    }
+
+    void init_ring() {
+        // Preferred first; older kernels refuse the newer flags with -EINVAL.
+        const unsigned tries[] = {IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN,
+                                  IORING_SETUP_COOP_TASKRUN, 0};
+        const char* names[] = {"SINGLE_ISSUER|DEFER_TASKRUN", "COOP_TASKRUN", "plain"};
+        for (std::size_t i = 0; i < 3; ++i) {
+            io_uring_params p{};
+            p.flags = tries[i] | IORING_SETUP_CQSIZE;
+            p.cq_entries = cq_entries;
+            const int r = io_uring_queue_init_params(sq_entries, &ring, &p);
+            if (r == 0) {
+                std::fprintf(stderr, "floor-uring: ring flags %s\n", names[i]);
+                return;
+            }
+            if (r != -EINVAL) {
+                errno = -r;
+                die("io_uring_queue_init_params");
+            }
+        }
+        errno = EINVAL;
+        die("io_uring_queue_init_params");
+    }
+
+    // liburing 2.3 has no io_uring_setup_buf_ring, so the ring memory is ours.
+    void init_buffers() {
+        const std::size_t ring_bytes = recv_buffers * sizeof(io_uring_buf);
+        void* mem = mmap(nullptr, ring_bytes, PROT_READ | PROT_WRITE, MAP_ANONYMOUS | MAP_PRIVATE, -1, 0);
+        if (mem == MAP_FAILED) die("mmap buffer ring");
+        buf_ring = static_cast<io_uring_buf_ring*>(mem);
+        io_uring_buf_ring_init(buf_ring);
+        io_uring_buf_reg reg{};
+        reg.ring_addr = reinterpret_cast<std::uint64_t>(mem);
+        reg.ring_entries = recv_buffers;
+        reg.bgid = recv_buffer_group;
+        const int r = io_uring_register_buf_ring(&ring, &reg, 0);
+        if (r != 0) {
+            errno = -r;
+            die("io_uring_register_buf_ring");
+        }
+        buffers = static_cast<char*>(std::aligned_alloc(4096, recv_buffers * recv_buffer_bytes));
+        for (unsigned i = 0; i < recv_buffers; ++i) {
+            io_uring_buf_ring_add(buf_ring, buffers + i * recv_buffer_bytes, recv_buffer_bytes,
+                                  static_cast<unsigned short>(i), io_uring_buf_ring_mask(recv_buffers),
+                                  static_cast<int>(i));
+        }
+        io_uring_buf_ring_advance(buf_ring, static_cast<int>(recv_buffers));
+    }
+
+    void return_buffer(std::uint16_t bid) {
+        io_uring_buf_ring_add(buf_ring, buffers + std::size_t{bid} * recv_buffer_bytes, recv_buffer_bytes, bid,
+                              io_uring_buf_ring_mask(recv_buffers), 0);
+        io_uring_buf_ring_advance(buf_ring, 1);
+    }
+
+    void arm_accept() {
+        io_uring_sqe* s = sqe();
+        io_uring_prep_multishot_accept(s, listen_fd, nullptr, nullptr, SOCK_CLOEXEC);
+        io_uring_sqe_set_data64(s, pack(op_accept, 0, 0));
+    }
+
+    void arm_signal() {
+        io_uring_sqe* s = sqe();
+        io_uring_prep_read(s, signal_fd, &siginfo, sizeof siginfo, 0);
+        io_uring_sqe_set_data64(s, pack(op_signal, 0, 0));
+    }
+
+    void arm_recv(std::uint32_t slot) {
+        Conn& c = conns[slot];
+        io_uring_sqe* s = sqe();
+        io_uring_prep_recv_multishot(s, c.fd, nullptr, 0, 0);
+        s->flags |= IOSQE_BUFFER_SELECT;
+        s->buf_group = recv_buffer_group;
+        io_uring_sqe_set_data64(s, pack(op_recv, slot, c.gen));
+        c.recv_armed = true;
+    }
+
+    void start_send(std::uint32_t slot) {
+        Conn& c = conns[slot];
+        c.msg = msghdr{};
+        c.msg.msg_iov = c.iov;
+        c.msg.msg_iovlen = c.progress.fill(c.iov, responses_per_send_max);
+        io_uring_sqe* s = sqe();
+        io_uring_prep_sendmsg(s, c.fd, &c.msg, MSG_NOSIGNAL);
+        io_uring_sqe_set_data64(s, pack(op_send, slot, c.gen));
+        c.send_in_flight = true;
+    }
+
+    // Frees the slot once nothing is in flight and nothing is owed. The
+    // generation bump makes any later completion naming it a loud bug.
+    void maybe_free(std::uint32_t slot) {
+        Conn& c = conns[slot];
+        if (c.recv_armed || c.send_in_flight) return;
+        if (!c.aborted && !(c.peer_done && c.progress.pending == 0)) return;
+        close(c.fd);
+        const std::uint32_t next_gen = c.gen + 1;
+        c = Conn{};
+        c.gen = next_gen;
+        free_slots.push_back(slot);
+    }
+
+    // shutdown() ends an armed multishot recv (it completes without F_MORE).
+    void abort_conn(std::uint32_t slot) {
+        Conn& c = conns[slot];
+        if (!c.aborted) {
+            c.aborted = true;
+            shutdown(c.fd, SHUT_RDWR);
+        }
+        maybe_free(slot);
+    }
+
+    void on_accept(const Cqe& cqe) {
+        if (!(cqe.flags & IORING_CQE_F_MORE)) arm_accept();
+        if (cqe.res < 0) {
+            std::fprintf(stderr, "floor-uring: accept: %s\n", std::strerror(-cqe.res));
+            return;
+        }
+        if (free_slots.empty()) {
+            close(cqe.res);  // over connections_max: refuse
+            return;
+        }
+        const std::uint32_t slot = free_slots.back();
+        free_slots.pop_back();
+        conns[slot].fd = cqe.res;
+        set_nodelay(cqe.res);
+        arm_recv(slot);
+    }
+
+    void on_recv(std::uint32_t slot, const Cqe& cqe) {
+        Conn& c = conns[slot];
+        if (!(cqe.flags & IORING_CQE_F_MORE)) c.recv_armed = false;
+        if (cqe.res > 0) {
+            if (!(cqe.flags & IORING_CQE_F_BUFFER)) {
+                std::fprintf(stderr, "floor-uring: bug: recv data without a buffer\n");
+                std::abort();
+            }
+            const auto bid = static_cast<std::uint16_t>(cqe.flags >> IORING_CQE_BUFFER_SHIFT);
+            // Only the count of requests is kept, so the buffer goes back at once.
+            c.progress.pending += c.counter.feed(buffers + std::size_t{bid} * recv_buffer_bytes,
+                                                 static_cast<std::size_t>(cqe.res));
+            return_buffer(bid);
+            if (!c.aborted && !c.send_in_flight && c.progress.pending > 0) start_send(slot);
+        }
+        if (c.recv_armed) return;
+        if (c.aborted) {
+            maybe_free(slot);
+        } else if (cqe.res > 0 || cqe.res == -ENOBUFS) {
+            arm_recv(slot);  // the multishot ended but the connection did not
+        } else if (cqe.res == 0) {
+            c.peer_done = true;
+            maybe_free(slot);
+        } else {
+            abort_conn(slot);  // ECONNRESET and friends
+        }
+    }
+
+    void on_send(std::uint32_t slot, const Cqe& cqe) {
+        Conn& c = conns[slot];
+        c.send_in_flight = false;
+        if (cqe.res <= 0) return abort_conn(slot);  // EPIPE, ECONNRESET: the peer is gone
+        c.progress.consume(static_cast<std::size_t>(cqe.res));
+        if (!c.aborted && c.progress.pending > 0) return start_send(slot);  // short write, or newer requests
+        maybe_free(slot);
+    }
+
+    void dispatch(const Cqe& cqe) {
+        const Op op = op_of(cqe.user_data);
+        if (op == op_accept) return on_accept(cqe);
+        if (op == op_signal) {
+            stop = true;
+            return;
+        }
+        const std::uint32_t slot = slot_of(cqe.user_data);
+        if (slot >= connections_max || conns[slot].gen != gen_of(cqe.user_data) || conns[slot].fd < 0) {
+            std::fprintf(stderr, "floor-uring: bug: stale completion %llx\n",
+                         static_cast<unsigned long long>(cqe.user_data));
+            std::abort();
+        }
+        if (op == op_recv) return on_recv(slot, cqe);
+        if (op == op_send) return on_send(slot, cqe);
+        std::fprintf(stderr, "floor-uring: bug: unknown op in %llx\n", static_cast<unsigned long long>(cqe.user_data));
+        std::abort();
+    }
+
+    // Reap a batch, advance the CQ once, then dispatch from a copy.
+    int run() {
+        io_uring_cqe* cqes[cqes_per_reap_max];
+        Cqe batch[cqes_per_reap_max];
+        while (!stop) {
+            const int r = io_uring_submit_and_wait(&ring, 1);
+            if (r < 0 && r != -EINTR && r != -EAGAIN && r != -EBUSY) {
+                errno = -r;
+                die("io_uring_submit_and_wait");
+            }
+            const unsigned n = io_uring_peek_batch_cqe(&ring, cqes, cqes_per_reap_max);
+            for (unsigned i = 0; i < n; ++i) batch[i] = Cqe{cqes[i]->user_data, cqes[i]->res, cqes[i]->flags};
+            io_uring_cq_advance(&ring, n);
+            for (unsigned i = 0; i < n; ++i) dispatch(batch[i]);
+        }
+        return 0;
+    }
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    const int port = parse_port(argc, argv);
+
+    // SIGTERM/SIGINT are read from a signalfd through the ring, so the loop
+    // sees them as one more completion and returns cleanly.
+    sigset_t mask;
+    sigemptyset(&mask);
+    sigaddset(&mask, SIGTERM);
+    sigaddset(&mask, SIGINT);
+    if (sigprocmask(SIG_BLOCK, &mask, nullptr) != 0) die("sigprocmask");
+    signal(SIGPIPE, SIG_IGN);
+
+    static Server server;
+    server.free_slots.reserve(connections_max);
+    for (std::uint32_t i = connections_max; i-- > 0;) server.free_slots.push_back(i);
+    server.init_ring();
+    server.init_buffers();
+    server.signal_fd = signalfd(-1, &mask, SFD_CLOEXEC);
+    if (server.signal_fd < 0) die("signalfd");
+    server.listen_fd = listen_loopback(port, "floor-uring", false);
+    server.arm_signal();
+    server.arm_accept();
+    const int rc = server.run();
+    io_uring_queue_exit(&server.ring);
+    return rc;
+}

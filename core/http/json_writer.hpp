@@ -1,0 +1,34 @@
+#pragma once
+// A small JSON writer into a caller-owned fixed buffer: no allocation, and
+// an explicit failure when the buffer is too small.
+
+#include <cstddef>
+#include <string_view>
+
+namespace ringhttp::http {
+
+class JsonWriter {
+ public:
+  JsonWriter(char* out, std::size_t capacity) : out_(out), capacity_(capacity) {}
+
+  JsonWriter& begin_object() { return raw("{"), first_ = true, *this; }
+  JsonWriter& end_object() { return raw("}"), first_ = false, *this; }
+  JsonWriter& key(std::string_view name);
+  JsonWriter& string(std::string_view value);
+
+  bool ok() const { return ok_; }
+  std::size_t size() const { return len_; }
+  std::string_view view() const { return {out_, len_}; }
+
+ private:
+  void raw(std::string_view bytes);
+  void put(char c);
+
+  char* out_;
+  std::size_t capacity_;
+  std::size_t len_ = 0;
+  bool ok_ = true;
+  bool first_ = true;
+};
+
+}  // namespace ringhttp::http

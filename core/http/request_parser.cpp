@@ -1,0 +1,275 @@
+#include "core/http/request_parser.hpp"
+
+#include <cassert>
+#include <cstring>
+
+namespace ringhttp::http {
+namespace {
+
+// Bytes of framing a header line costs beyond its name and value (": " and
+// CRLF), and a request line beyond method, target and version (two spaces
+// and CRLF), so the header limit counts what the peer really sent, near
+// enough: optional whitespace is not counted.
+constexpr std::size_t header_line_overhead_bytes = 4;
+constexpr std::size_t request_line_overhead_bytes = 4;
+
+RequestParser& self(llhttp_t* p) { return *static_cast<RequestParser*>(p->data); }
+
+char lower(char c) { return (c >= 'A' && c <= 'Z') ? char(c - 'A' + 'a') : c; }
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+Method method_of(std::uint8_t m) {
+  switch (m) {
+    case HTTP_GET: return Method::get;
+    case HTTP_HEAD: return Method::head;
+    case HTTP_POST: return Method::post;
+    case HTTP_PUT: return Method::put;
+    case HTTP_DELETE: return Method::del;
+    case HTTP_OPTIONS: return Method::options;
+    default: return Method::other;
+  }
+}
+
+}  // namespace
+
+int status_for(ParseError error) {
+  switch (error) {
+    case ParseError::none: return 200;
+    case ParseError::malformed: return 400;
+    case ParseError::ambiguous_length: return 400;
+    case ParseError::target_too_long: return 414;
+    case ParseError::header_too_large: return 431;
+    case ParseError::body_too_large: return 413;
+    case ParseError::unsupported_transfer_coding: return 501;
+    case ParseError::count_: break;
+  }
+  assert(false && "unknown ParseError");
+  return 500;
+}
+
+const char* metric_name(ParseError error) {
+  switch (error) {
+    case ParseError::none: return "none";
+    case ParseError::malformed: return "malformed";
+    case ParseError::ambiguous_length: return "ambiguous_length";
+    case ParseError::target_too_long: return "target_too_long";
+    case ParseError::header_too_large: return "header_too_large";
+    case ParseError::body_too_large: return "body_too_large";
+    case ParseError::unsupported_transfer_coding: return "unsupported_transfer_coding";
+    case ParseError::count_: break;
+  }
+  return "unknown";
+}
+
+const llhttp_settings_t& RequestParser::settings() {
+  static const llhttp_settings_t s = [] {
+    llhttp_settings_t out;
+    llhttp_settings_init(&out);
+    out.on_message_begin = &RequestParser::on_message_begin;
+    out.on_method = &RequestParser::on_method;
+    out.on_url = &RequestParser::on_url;
+    out.on_version = &RequestParser::on_version;
+    out.on_header_field = &RequestParser::on_header_field;
+    out.on_header_field_complete = &RequestParser::on_header_field_complete;
+    out.on_header_value = &RequestParser::on_header_value;
+    out.on_header_value_complete = &RequestParser::on_header_value_complete;
+    out.on_headers_complete = &RequestParser::on_headers_complete;
+    out.on_body = &RequestParser::on_body;
+    out.on_message_complete = &RequestParser::on_message_complete;
+    return out;
+  }();
+  return s;
+}
+
+RequestParser::RequestParser() { reset(Limits{}, nullptr); }
+
+void RequestParser::reset(const Limits& limits, RequestEvents* events) {
+  llhttp_init(&llhttp_, HTTP_REQUEST, &settings());
+  llhttp_.data = this;
+  events_ = events;
+  limits_ = limits;
+  error_ = ParseError::none;
+  in_message_ = false;
+  headers_done_ = false;
+}
+
+RequestParser::Result RequestParser::feed(const char* data, std::size_t len) {
+  assert(error_ == ParseError::none);
+  const llhttp_errno_t rc = llhttp_execute(&llhttp_, data, len);
+  switch (rc) {
+    case HPE_OK:
+      return {Status::done, len};
+    case HPE_PAUSED: {
+      const std::size_t consumed = std::size_t(llhttp_get_error_pos(&llhttp_) - data);
+      assert(consumed <= len);
+      llhttp_resume(&llhttp_);
+      return {Status::paused, consumed};
+    }
+    case HPE_PAUSED_UPGRADE:
+      // Upgrade and CONNECT are not served; the caller answers the request it
+      // already has and closes.
+      return {Status::upgrade, std::size_t(llhttp_get_error_pos(&llhttp_) - data)};
+    default:
+      break;
+  }
+  if (error_ == ParseError::none) {
+    if (rc == HPE_UNEXPECTED_CONTENT_LENGTH) {
+      error_ = ParseError::ambiguous_length;
+    } else if (rc == HPE_INVALID_TRANSFER_ENCODING && !transfer_encoding_chunked_only_) {
+      error_ = ParseError::unsupported_transfer_coding;
+    } else {
+      error_ = ParseError::malformed;
+    }
+  }
+  return {Status::error, std::size_t(llhttp_get_error_pos(&llhttp_) - data)};
+}
+
+int RequestParser::fail(ParseError error) {
+  error_ = error;
+  return -1;
+}
+
+bool RequestParser::count_header_bytes(std::size_t len) {
+  header_bytes_ += len;
+  return header_bytes_ <= limits_.header_bytes_max;
+}
+
+int RequestParser::on_message_begin(llhttp_t* p) {
+  RequestParser& s = self(p);
+  s.in_message_ = true;
+  s.headers_done_ = false;
+  s.expect_continue_ = false;
+  s.transfer_encoding_seen_ = false;
+  s.transfer_encoding_chunked_only_ = true;
+  s.inspected_ = Inspected::other;
+  s.name_len_ = 0;
+  s.value_len_ = 0;
+  s.value_overflow_ = false;
+  s.target_len_ = 0;
+  s.header_bytes_ = request_line_overhead_bytes;
+  s.body_bytes_ = 0;
+  return 0;
+}
+
+int RequestParser::on_method(llhttp_t* p, const char*, std::size_t len) {
+  RequestParser& s = self(p);
+  return s.count_header_bytes(len) ? 0 : s.fail(ParseError::header_too_large);
+}
+
+int RequestParser::on_url(llhttp_t* p, const char* at, std::size_t len) {
+  RequestParser& s = self(p);
+  if (!s.count_header_bytes(len)) return s.fail(ParseError::header_too_large);
+  if (s.target_len_ + len > target_bytes_max) return s.fail(ParseError::target_too_long);
+  std::memcpy(s.target_ + s.target_len_, at, len);
+  s.target_len_ = std::uint16_t(s.target_len_ + len);
+  return 0;
+}
+
+int RequestParser::on_version(llhttp_t* p, const char*, std::size_t len) {
+  RequestParser& s = self(p);
+  return s.count_header_bytes(len) ? 0 : s.fail(ParseError::header_too_large);
+}
+
+int RequestParser::on_header_field(llhttp_t* p, const char* at, std::size_t len) {
+  RequestParser& s = self(p);
+  if (!s.count_header_bytes(len)) return s.fail(ParseError::header_too_large);
+  for (std::size_t i = 0; i < len && s.name_len_ < inspected_name_bytes_max; ++i) {
+    s.name_[s.name_len_++] = lower(at[i]);
+  }
+  // A longer name is truncated and so matches none of the inspected names.
+  return 0;
+}
+
+int RequestParser::on_header_field_complete(llhttp_t* p) {
+  RequestParser& s = self(p);
+  const std::string_view name(s.name_, s.name_len_);
+  if (name == "expect") {
+    s.inspected_ = Inspected::expect;
+  } else if (name == "transfer-encoding") {
+    s.inspected_ = Inspected::transfer_encoding;
+    s.transfer_encoding_seen_ = true;
+  } else {
+    s.inspected_ = Inspected::other;
+  }
+  s.name_len_ = 0;
+  s.value_len_ = 0;
+  s.value_overflow_ = false;
+  if (!s.count_header_bytes(header_line_overhead_bytes)) return s.fail(ParseError::header_too_large);
+  return 0;
+}
+
+int RequestParser::on_header_value(llhttp_t* p, const char* at, std::size_t len) {
+  RequestParser& s = self(p);
+  if (!s.count_header_bytes(len)) return s.fail(ParseError::header_too_large);
+  if (s.inspected_ == Inspected::other) return 0;
+  for (std::size_t i = 0; i < len; ++i) {
+    if (s.value_len_ == inspected_value_bytes_max) {
+      s.value_overflow_ = true;
+      break;
+    }
+    s.value_[s.value_len_++] = lower(at[i]);
+  }
+  return 0;
+}
+
+int RequestParser::on_header_value_complete(llhttp_t* p) {
+  RequestParser& s = self(p);
+  const std::string_view value = trim(std::string_view(s.value_, s.value_len_));
+  if (s.inspected_ == Inspected::expect) {
+    s.expect_continue_ = !s.value_overflow_ && value == "100-continue";
+  } else if (s.inspected_ == Inspected::transfer_encoding) {
+    // Only "chunked" is supported; every other coding (or a list) is a 501.
+    if (s.value_overflow_ || value != "chunked") s.transfer_encoding_chunked_only_ = false;
+  }
+  s.inspected_ = Inspected::other;
+  return 0;
+}
+
+int RequestParser::on_headers_complete(llhttp_t* p) {
+  RequestParser& s = self(p);
+  s.headers_done_ = true;
+  const bool has_length = (p->flags & F_CONTENT_LENGTH) != 0;
+  // Both framings at once is the classic request-smuggling vector: refuse.
+  if (has_length && s.transfer_encoding_seen_) return s.fail(ParseError::ambiguous_length);
+  if (s.transfer_encoding_seen_ && !s.transfer_encoding_chunked_only_) {
+    return s.fail(ParseError::unsupported_transfer_coding);
+  }
+  if (has_length && p->content_length > s.limits_.body_bytes_max) return s.fail(ParseError::body_too_large);
+  if (s.events_ != nullptr) s.events_->on_request_headers(s.make_head());
+  return 0;
+}
+
+int RequestParser::on_body(llhttp_t* p, const char*, std::size_t len) {
+  RequestParser& s = self(p);
+  s.body_bytes_ += len;
+  return s.body_bytes_ <= s.limits_.body_bytes_max ? 0 : s.fail(ParseError::body_too_large);
+}
+
+int RequestParser::on_message_complete(llhttp_t* p) {
+  RequestParser& s = self(p);
+  s.in_message_ = false;
+  const bool pause = s.events_ != nullptr && s.events_->on_request(s.make_head());
+  return pause ? HPE_PAUSED : 0;
+}
+
+RequestHead RequestParser::make_head() const {
+  RequestHead head;
+  head.method = method_of(llhttp_.method);
+  head.method_name = llhttp_method_name(llhttp_method_t(llhttp_.method));
+  head.target = std::string_view(target_, target_len_);
+  head.version_major = llhttp_.http_major;
+  head.version_minor = llhttp_.http_minor;
+  head.keep_alive = llhttp_should_keep_alive(&llhttp_) != 0;
+  const bool has_body = ((llhttp_.flags & F_CONTENT_LENGTH) != 0 && llhttp_.content_length > 0) ||
+                        (llhttp_.flags & F_CHUNKED) != 0;
+  head.has_body = has_body;
+  head.expect_continue = expect_continue_ && has_body;
+  return head;
+}
+
+}  // namespace ringhttp::http

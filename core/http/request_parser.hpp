@@ -1,0 +1,132 @@
+#pragma once
+// HTTP/1.1 request parsing over llhttp: pure, bytes in and events out, no
+// sockets. Input may arrive split at any byte; the parser keeps what it must
+// (the request target, bounded) and nothing else, so the caller may recycle
+// each input buffer as soon as feed() returns, except the unconsumed tail of
+// a paused feed.
+
+#include <llhttp.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+namespace ringhttp::http {
+
+// Why a request was refused. Each kind maps to one status and one counter.
+enum class ParseError : std::uint8_t {
+  none = 0,
+  malformed,                    // 400: not HTTP/1.x
+  ambiguous_length,             // 400: Content-Length with Transfer-Encoding, or two Content-Lengths
+  target_too_long,              // 414: request target over target_bytes_max
+  header_too_large,             // 431: header section over the limit
+  body_too_large,               // 413: body over the limit
+  unsupported_transfer_coding,  // 501: a transfer coding other than chunked
+  count_,
+};
+inline constexpr std::size_t parse_error_kinds = std::size_t(ParseError::count_);
+
+int status_for(ParseError error);
+const char* metric_name(ParseError error);
+
+enum class Method : std::uint8_t { get, head, post, put, del, options, other };
+
+struct RequestHead {
+  Method method = Method::other;
+  std::string_view method_name;  // valid during the callback only
+  std::string_view target;       // path and query, valid during the callback only
+  std::uint8_t version_major = 1;
+  std::uint8_t version_minor = 1;
+  bool keep_alive = true;        // after Connection: and the version's default
+  bool expect_continue = false;  // Expect: 100-continue with a body to come
+  bool has_body = false;
+};
+
+class RequestEvents {
+ public:
+  // The header section is complete (body may follow). Used for 100-continue.
+  virtual void on_request_headers(const RequestHead& head) = 0;
+  // A whole request, body included, has been read. Return true to pause the
+  // parser right after it (feed() then reports Paused and how far it got).
+  virtual bool on_request(const RequestHead& head) = 0;
+
+ protected:
+  ~RequestEvents() = default;
+};
+
+class RequestParser {
+ public:
+  // The request target is kept in the parser (it may arrive split), so it
+  // has its own bound, well below any sensible header limit.
+  static constexpr std::size_t target_bytes_max = 2048;
+  // Short header values the parser inspects itself (Expect,
+  // Transfer-Encoding); anything longer is not a value we accept.
+  static constexpr std::size_t inspected_value_bytes_max = 32;
+  static constexpr std::size_t inspected_name_bytes_max = 24;
+
+  struct Limits {
+    std::size_t header_bytes_max = 8192;
+    std::uint64_t body_bytes_max = 1 << 20;
+  };
+
+  enum class Status : std::uint8_t { done, paused, error, upgrade };
+  struct Result {
+    Status status;
+    std::size_t consumed;  // bytes of the input the parser has taken
+  };
+
+  RequestParser();
+  void reset(const Limits& limits, RequestEvents* events);
+  RequestParser(const RequestParser&) = delete;
+  RequestParser& operator=(const RequestParser&) = delete;
+
+  Result feed(const char* data, std::size_t len);
+
+  ParseError error() const { return error_; }
+  // True between the first byte of a request and its complete header section.
+  bool in_header_section() const { return in_message_ && !headers_done_; }
+  // True between the first byte of a request and its end.
+  bool in_message() const { return in_message_; }
+
+ private:
+  enum class Inspected : std::uint8_t { other, expect, transfer_encoding };
+
+  static int on_message_begin(llhttp_t* p);
+  static int on_method(llhttp_t* p, const char* at, std::size_t len);
+  static int on_url(llhttp_t* p, const char* at, std::size_t len);
+  static int on_version(llhttp_t* p, const char* at, std::size_t len);
+  static int on_header_field(llhttp_t* p, const char* at, std::size_t len);
+  static int on_header_field_complete(llhttp_t* p);
+  static int on_header_value(llhttp_t* p, const char* at, std::size_t len);
+  static int on_header_value_complete(llhttp_t* p);
+  static int on_headers_complete(llhttp_t* p);
+  static int on_body(llhttp_t* p, const char* at, std::size_t len);
+  static int on_message_complete(llhttp_t* p);
+  static const llhttp_settings_t& settings();
+
+  bool count_header_bytes(std::size_t len);
+  int fail(ParseError error);
+  RequestHead make_head() const;
+
+  llhttp_t llhttp_{};
+  RequestEvents* events_ = nullptr;
+  Limits limits_{};
+  ParseError error_ = ParseError::none;
+  bool in_message_ = false;
+  bool headers_done_ = false;
+  bool expect_continue_ = false;
+  bool transfer_encoding_seen_ = false;
+  bool transfer_encoding_chunked_only_ = true;
+  Inspected inspected_ = Inspected::other;
+  std::uint8_t name_len_ = 0;
+  std::uint8_t value_len_ = 0;
+  bool value_overflow_ = false;
+  std::uint16_t target_len_ = 0;
+  std::size_t header_bytes_ = 0;
+  std::uint64_t body_bytes_ = 0;
+  char name_[inspected_name_bytes_max];
+  char value_[inspected_value_bytes_max];
+  char target_[target_bytes_max];
+};
+
+}  // namespace ringhttp::http

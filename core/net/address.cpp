@@ -1,0 +1,68 @@
+#include "core/net/address.hpp"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
+#include <cstring>
+
+namespace ringhttp::net {
+
+bool parse_address(std::string_view host, std::uint16_t port, Address& out) {
+  out = Address{};
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  char text[INET6_ADDRSTRLEN + 1];
+  if (host.empty() || host.size() >= sizeof text) return false;
+  std::memcpy(text, host.data(), host.size());
+  text[host.size()] = '\0';
+  auto* v4 = reinterpret_cast<sockaddr_in*>(&out.storage);
+  if (::inet_pton(AF_INET, text, &v4->sin_addr) == 1) {
+    v4->sin_family = AF_INET;
+    v4->sin_port = htons(port);
+    out.length = sizeof(sockaddr_in);
+    return true;
+  }
+  auto* v6 = reinterpret_cast<sockaddr_in6*>(&out.storage);
+  if (::inet_pton(AF_INET6, text, &v6->sin6_addr) == 1) {
+    v6->sin6_family = AF_INET6;
+    v6->sin6_port = htons(port);
+    out.length = sizeof(sockaddr_in6);
+    return true;
+  }
+  return false;
+}
+
+std::uint16_t Address::port() const {
+  if (family() == AF_INET) return ntohs(reinterpret_cast<const sockaddr_in*>(&storage)->sin_port);
+  return ntohs(reinterpret_cast<const sockaddr_in6*>(&storage)->sin6_port);
+}
+
+void Address::set_port(std::uint16_t port) {
+  if (family() == AF_INET) {
+    reinterpret_cast<sockaddr_in*>(&storage)->sin_port = htons(port);
+  } else {
+    reinterpret_cast<sockaddr_in6*>(&storage)->sin6_port = htons(port);
+  }
+}
+
+std::string Address::to_string() const {
+  char text[INET6_ADDRSTRLEN] = "?";
+  if (family() == AF_INET) {
+    ::inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(&storage)->sin_addr, text, sizeof text);
+    return std::string(text) + ":" + std::to_string(port());
+  }
+  ::inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6*>(&storage)->sin6_addr, text, sizeof text);
+  return "[" + std::string(text) + "]:" + std::to_string(port());
+}
+
+bool is_loopback(const Address& address) {
+  if (address.family() == AF_INET) {
+    const std::uint32_t ip = ntohl(reinterpret_cast<const sockaddr_in*>(&address.storage)->sin_addr.s_addr);
+    return (ip >> 24) == 127;
+  }
+  if (address.family() == AF_INET6) {
+    return IN6_IS_ADDR_LOOPBACK(&reinterpret_cast<const sockaddr_in6*>(&address.storage)->sin6_addr);
+  }
+  return false;
+}
+
+}  // namespace ringhttp::net

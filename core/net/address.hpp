@@ -1,0 +1,29 @@
+#pragma once
+// Socket addresses from text: IPv4 dotted quads and IPv6 literals.
+
+#include <sys/socket.h>
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace ringhttp::net {
+
+struct Address {
+  sockaddr_storage storage{};
+  socklen_t length = 0;
+
+  int family() const { return storage.ss_family; }
+  const sockaddr* get() const { return reinterpret_cast<const sockaddr*>(&storage); }
+  std::uint16_t port() const;
+  void set_port(std::uint16_t port);
+  std::string to_string() const;  // "127.0.0.1:8080" or "[::1]:8080"
+};
+
+// Parses an address literal (no name resolution). False on bad input.
+bool parse_address(std::string_view host, std::uint16_t port, Address& out);
+
+// Loopback only: 127.0.0.0/8 or ::1. Load generators refuse anything else.
+bool is_loopback(const Address& address);
+
+}  // namespace ringhttp::net

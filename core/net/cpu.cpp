@@ -1,0 +1,65 @@
+#include "core/net/cpu.hpp"
+
+#include <pthread.h>
+#include <sched.h>
+#include <unistd.h>
+
+#include <charconv>
+
+namespace ringhttp::net {
+namespace {
+
+bool parse_int(std::string_view text, int& out) {
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
+  return ec == std::errc() && end == text.data() + text.size() && out >= 0 && out < CPU_SETSIZE;
+}
+
+}  // namespace
+
+bool parse_cpu_list(std::string_view text, std::vector<int>& out, std::string& error) {
+  out.clear();
+  while (!text.empty()) {
+    const size_t comma = text.find(',');
+    const std::string_view item = text.substr(0, comma);
+    text = comma == std::string_view::npos ? std::string_view() : text.substr(comma + 1);
+    const size_t dash = item.find('-');
+    int first = 0;
+    int last = 0;
+    const bool ok = dash == std::string_view::npos
+                        ? parse_int(item, first) && (last = first, true)
+                        : parse_int(item.substr(0, dash), first) && parse_int(item.substr(dash + 1), last);
+    if (!ok || last < first) {
+      error = "bad CPU list item '" + std::string(item) + "' (expected e.g. 0,1 or 0-3)";
+      return false;
+    }
+    for (int cpu = first; cpu <= last; ++cpu) out.push_back(cpu);
+  }
+  if (out.empty()) {
+    error = "empty CPU list";
+    return false;
+  }
+  return true;
+}
+
+int pin_this_thread(int cpu) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  return pthread_setaffinity_np(pthread_self(), sizeof set, &set);
+}
+
+int online_cpus() {
+  const long n = ::sysconf(_SC_NPROCESSORS_ONLN);
+  return n > 0 ? int(n) : 1;
+}
+
+std::string format_cpu_list(const std::vector<int>& cpus) {
+  std::string out;
+  for (const int cpu : cpus) {
+    if (!out.empty()) out += ',';
+    out += std::to_string(cpu);
+  }
+  return out;
+}
+
+}  // namespace ringhttp::net

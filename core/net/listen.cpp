@@ -1,0 +1,31 @@
+#include "core/net/listen.hpp"
+
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+namespace ringhttp::net {
+
+int listen_reuseport(const Address& address) {
+  const int fd = ::socket(address.family(), SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return -errno;
+  const int one = 1;
+  if (::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0 ||
+      ::setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one) != 0 ||
+      ::bind(fd, address.get(), address.length) != 0 || ::listen(fd, listen_backlog) != 0) {
+    const int err = errno;
+    ::close(fd);
+    return -err;
+  }
+  return fd;
+}
+
+bool bound_address(int fd, Address& out) {
+  out = Address{};
+  out.length = sizeof out.storage;
+  return ::getsockname(fd, reinterpret_cast<sockaddr*>(&out.storage), &out.length) == 0;
+}
+
+}  // namespace ringhttp::net

@@ -1,0 +1,17 @@
+#pragma once
+// Listening sockets with SO_REUSEPORT, one per shard, so the kernel spreads
+// new connections over shards and no accept queue is shared.
+
+#include "core/net/address.hpp"
+
+namespace ringhttp::net {
+
+// Kernel backlog per listener; the kernel caps it at net.core.somaxconn.
+inline constexpr int listen_backlog = 4096;
+
+// Returns the fd, or -errno. When the address has port 0 the kernel picks
+// one; read it back with bound_address() and reuse it for the next shards.
+int listen_reuseport(const Address& address);
+bool bound_address(int fd, Address& out);
+
+}  // namespace ringhttp::net

@@ -1,0 +1,16 @@
+#pragma once
+// Definitions that Debian 12's liburing 2.3 headers lack but the running
+// kernel may offer. Everything used here is probed at run time before use
+// (core/uring/features.cpp); this is the one place such gaps are filled.
+
+#include <liburing.h>
+
+#ifndef IORING_SETUP_DEFER_TASKRUN
+#define IORING_SETUP_DEFER_TASKRUN (1U << 13)  // 6.1
+#endif
+#ifndef IORING_SETUP_SINGLE_ISSUER
+#define IORING_SETUP_SINGLE_ISSUER (1U << 12)  // 6.0
+#endif
+#ifndef IORING_RECV_MULTISHOT
+#define IORING_RECV_MULTISHOT (1U << 1)  // 6.0
+#endif

@@ -1,0 +1,274 @@
+#include "core/uring/features.hpp"
+
+#include <liburing.h>
+#include <netinet/in.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <stdexcept>
+
+#include "core/uring/compat.hpp"
+#include "core/uring/user_data.hpp"
+
+namespace ringhttp::uring {
+namespace {
+
+// Opcodes without which neither server nor client can run, with the kernel
+// that introduced them.
+constexpr struct {
+  int opcode;
+  const char* name;
+} required_opcodes[] = {
+    {IORING_OP_ACCEPT, "accept (5.5)"},
+    {IORING_OP_RECV, "recv (5.6)"},
+    {IORING_OP_SENDMSG, "sendmsg (5.3)"},
+    {IORING_OP_ASYNC_CANCEL, "async_cancel (5.5)"},
+    {IORING_OP_TIMEOUT, "timeout (5.4)"},
+    {IORING_OP_READ, "read (5.6)"},
+    {IORING_OP_SHUTDOWN, "shutdown (5.11)"},
+    {IORING_OP_CONNECT, "connect (5.5)"},
+};
+
+class ScratchRing {
+ public:
+  explicit ScratchRing(std::uint32_t flags) {
+    io_uring_params params{};
+    params.flags = flags;
+    status_ = io_uring_queue_init_params(8, &ring_, &params);
+  }
+  ~ScratchRing() {
+    if (status_ == 0) io_uring_queue_exit(&ring_);
+  }
+  ScratchRing(const ScratchRing&) = delete;
+  ScratchRing& operator=(const ScratchRing&) = delete;
+  bool ok() const { return status_ == 0; }
+  int status() const { return status_; }
+  io_uring* get() { return &ring_; }
+
+  // Submits one prepared SQE and waits for its first completion.
+  int run_one(io_uring_sqe* sqe, unsigned* cqe_flags = nullptr) {
+    sqe->user_data = encode({Op::probe, 0, 0});
+    io_uring_submit(&ring_);
+    io_uring_cqe* cqe = nullptr;
+    if (io_uring_wait_cqe(&ring_, &cqe) < 0) return -EIO;
+    const int res = cqe->res;
+    if (cqe_flags != nullptr) *cqe_flags = cqe->flags;
+    io_uring_cqe_seen(&ring_, cqe);
+    return res;
+  }
+
+ private:
+  io_uring ring_{};
+  int status_ = -1;
+};
+
+bool probe_multishot_accept(ScratchRing& ring) {
+  const int listener = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (listener < 0) return false;
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bool supported = false;
+  if (::bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
+      ::listen(listener, 1) == 0) {
+    io_uring_sqe* sqe = io_uring_get_sqe(ring.get());
+    io_uring_prep_multishot_accept(sqe, listener, nullptr, nullptr, 0);
+    sqe->user_data = encode({Op::probe, 1, 0});
+    io_uring_submit(ring.get());
+    // An unsupported multishot accept fails at once with -EINVAL; a supported
+    // one stays pending, so cancel it and look at the first completion.
+    io_uring_sqe* cancel = io_uring_get_sqe(ring.get());
+    io_uring_prep_cancel64(cancel, encode({Op::probe, 1, 0}), 0);
+    cancel->user_data = encode({Op::probe, 2, 0});
+    io_uring_submit(ring.get());
+    for (int seen = 0; seen < 2; ++seen) {
+      io_uring_cqe* cqe = nullptr;
+      if (io_uring_wait_cqe(ring.get(), &cqe) < 0) break;
+      if (decode(cqe->user_data).slot == 1) supported = cqe->res == -ECANCELED;
+      io_uring_cqe_seen(ring.get(), cqe);
+    }
+  }
+  ::close(listener);
+  return supported;
+}
+
+struct ScratchBufRing {
+  io_uring_buf_ring* ring = nullptr;
+  size_t bytes = 0;
+};
+
+bool probe_bufring(ScratchRing& ring, ScratchBufRing& out) {
+  constexpr unsigned entries = 2;
+  out.bytes = entries * sizeof(io_uring_buf);
+  void* mem = ::mmap(nullptr, out.bytes, PROT_READ | PROT_WRITE, MAP_ANONYMOUS | MAP_PRIVATE, -1, 0);
+  if (mem == MAP_FAILED) return false;
+  out.ring = static_cast<io_uring_buf_ring*>(mem);
+  io_uring_buf_reg reg{};
+  reg.ring_addr = reinterpret_cast<std::uint64_t>(mem);
+  reg.ring_entries = entries;
+  reg.bgid = 0;
+  if (io_uring_register_buf_ring(ring.get(), &reg, 0) != 0) {
+    ::munmap(mem, out.bytes);
+    out.ring = nullptr;
+    return false;
+  }
+  io_uring_buf_ring_init(out.ring);
+  return true;
+}
+
+bool probe_multishot_recv(ScratchRing& ring, ScratchBufRing& bufs) {
+  int pair[2];
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0) return false;
+  static char storage[2][64];
+  for (unsigned i = 0; i < 2; ++i) {
+    io_uring_buf_ring_add(bufs.ring, storage[i], sizeof storage[i], static_cast<unsigned short>(i),
+                          io_uring_buf_ring_mask(2), static_cast<int>(i));
+  }
+  io_uring_buf_ring_advance(bufs.ring, 2);
+  io_uring_sqe* sqe = io_uring_get_sqe(ring.get());
+  io_uring_prep_recv_multishot(sqe, pair[0], nullptr, 0, 0);
+  sqe->flags |= IOSQE_BUFFER_SELECT;
+  sqe->buf_group = 0;
+  (void)!::write(pair[1], "x", 1);
+  unsigned flags = 0;
+  const int res = ring.run_one(sqe, &flags);
+  const bool supported = res == 1 && (flags & IORING_CQE_F_MORE) != 0;
+  ::close(pair[1]);
+  ::close(pair[0]);
+  // Closing the socket ends the multishot receive; reap whatever is left.
+  io_uring_cqe* cqe = nullptr;
+  __kernel_timespec wait{0, 50'000'000};
+  while (io_uring_wait_cqe_timeout(ring.get(), &cqe, &wait) == 0) io_uring_cqe_seen(ring.get(), cqe);
+  return supported;
+}
+
+}  // namespace
+
+Features Features::intersect(const Features& other) const {
+  Features out;
+  out.single_issuer = single_issuer && other.single_issuer;
+  out.defer_taskrun = defer_taskrun && other.defer_taskrun && out.single_issuer;
+  out.coop_taskrun = coop_taskrun && other.coop_taskrun;
+  out.multishot_accept = multishot_accept && other.multishot_accept;
+  out.bufring = bufring && other.bufring;
+  out.multishot_recv = multishot_recv && other.multishot_recv && out.bufring;
+  return out;
+}
+
+std::string Features::describe() const {
+  std::string out;
+  auto add = [&out](bool on, const char* name) {
+    if (!on) return;
+    if (!out.empty()) out += ',';
+    out += name;
+  };
+  add(single_issuer, "single-issuer");
+  add(defer_taskrun, "defer-taskrun");
+  add(coop_taskrun && !defer_taskrun, "coop-taskrun");
+  add(multishot_accept, "multishot-accept");
+  add(multishot_recv, "multishot-recv");
+  add(bufring, "bufring");
+  if (out.empty()) out = "basic";
+  return out;
+}
+
+std::uint32_t setup_flags(const Features& features) {
+  std::uint32_t flags = IORING_SETUP_SUBMIT_ALL;
+  if (features.single_issuer) flags |= IORING_SETUP_SINGLE_ISSUER;
+  if (features.defer_taskrun) {
+    flags |= IORING_SETUP_DEFER_TASKRUN;
+  } else if (features.coop_taskrun) {
+    flags |= IORING_SETUP_COOP_TASKRUN | IORING_SETUP_TASKRUN_FLAG;
+  }
+  return flags;
+}
+
+Features probe_kernel() {
+  ScratchRing plain(0);
+  if (!plain.ok()) {
+    throw std::runtime_error(std::string("io_uring is not available: ") + std::strerror(-plain.status()) +
+                             " (is kernel.io_uring_disabled set?)");
+  }
+  io_uring_probe* probe = io_uring_get_probe_ring(plain.get());
+  if (probe == nullptr) throw std::runtime_error("io_uring opcode probe failed (kernel older than 5.6?)");
+  for (const auto& op : required_opcodes) {
+    if (!io_uring_opcode_supported(probe, op.opcode)) {
+      io_uring_free_probe(probe);
+      throw std::runtime_error(std::string("io_uring lacks a required opcode: ") + op.name);
+    }
+  }
+  io_uring_free_probe(probe);
+
+  Features found;
+  found.coop_taskrun = ScratchRing(IORING_SETUP_COOP_TASKRUN | IORING_SETUP_TASKRUN_FLAG).ok();
+  found.single_issuer = ScratchRing(IORING_SETUP_SINGLE_ISSUER).ok();
+  found.defer_taskrun =
+      found.single_issuer && ScratchRing(IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN).ok();
+  found.multishot_accept = probe_multishot_accept(plain);
+  ScratchBufRing bufs;
+  found.bufring = probe_bufring(plain, bufs);
+  found.multishot_recv = found.bufring && probe_multishot_recv(plain, bufs);
+  if (bufs.ring != nullptr) {
+    io_uring_unregister_buf_ring(plain.get(), 0);
+    ::munmap(bufs.ring, bufs.bytes);
+  }
+  return found;
+}
+
+bool parse_switches(std::string_view text, Features& wanted, std::string& error) {
+  wanted = Features::all();
+  if (text.empty() || text == "all") return true;
+  // Profiles keep what a kernel generation offered, so a 6.18 machine can
+  // show what an older kernel would have cost.
+  if (text == "5.10") {
+    wanted = Features{};
+    return true;
+  }
+  if (text == "5.19") {
+    wanted = Features{};
+    wanted.coop_taskrun = true;
+    wanted.multishot_accept = true;
+    return true;
+  }
+  if (text == "6.0") {
+    wanted.defer_taskrun = false;
+    return true;
+  }
+  if (text == "6.1") return true;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t comma = text.find(',', start);
+    if (comma == std::string_view::npos) comma = text.size();
+    const std::string_view name = text.substr(start, comma - start);
+    if (name == "no-defer-taskrun") {
+      wanted.defer_taskrun = false;
+    } else if (name == "no-coop-taskrun") {
+      wanted.coop_taskrun = false;
+    } else if (name == "no-single-issuer") {
+      wanted.single_issuer = false;
+      wanted.defer_taskrun = false;
+    } else if (name == "no-multishot") {
+      wanted.multishot_accept = false;
+      wanted.multishot_recv = false;
+    } else if (name == "no-multishot-accept") {
+      wanted.multishot_accept = false;
+    } else if (name == "no-multishot-recv") {
+      wanted.multishot_recv = false;
+    } else if (name == "no-bufring") {
+      wanted.bufring = false;
+      wanted.multishot_recv = false;
+    } else {
+      error = "unknown --uring switch '" + std::string(name) +
+              "' (profiles: 5.10, 5.19, 6.0, 6.1, all; switches: no-defer-taskrun, no-coop-taskrun, "
+              "no-single-issuer, no-multishot, no-multishot-accept, no-multishot-recv, no-bufring)";
+      return false;
+    }
+    start = comma + 1;
+  }
+  return true;
+}
+
+}  // namespace ringhttp::uring

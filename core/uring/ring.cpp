@@ -1,0 +1,75 @@
+#include "core/uring/ring.hpp"
+
+#include <cassert>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "core/uring/compat.hpp"
+
+namespace ringhttp::uring {
+
+Ring::~Ring() {
+  if (initialized_) io_uring_queue_exit(&ring_);
+}
+
+int Ring::init(std::uint32_t sq_entries, const Features& features) {
+  assert(!initialized_);
+  assert(sq_entries > 0);
+  io_uring_params params{};
+  params.flags = setup_flags(features) | IORING_SETUP_CQSIZE;
+  std::uint32_t cq = sq_entries * cq_per_sq;
+  params.cq_entries = cq < cq_entries_min ? cq_entries_min : cq;
+  const int rc = io_uring_queue_init_params(sq_entries, &ring_, &params);
+  if (rc < 0) return rc;
+  initialized_ = true;
+  // A registered ring fd saves an fdget/fdput per io_uring_enter; optional.
+  (void)io_uring_register_ring_fd(&ring_);
+  return 0;
+}
+
+io_uring_sqe* Ring::sqe() {
+  assert(initialized_);
+  io_uring_sqe* sqe = io_uring_get_sqe(&ring_);
+  // A full SQ is ordinary under load or with a tiny ring: hand what is queued
+  // to the kernel, which frees the entries, and take one again.
+  for (int attempt = 0; sqe == nullptr; ++attempt) {
+    ++full_flushes_;
+    const int rc = io_uring_submit(&ring_);
+    if (rc < 0 && rc != -EBUSY && rc != -EAGAIN && rc != -EINTR) {
+      std::fprintf(stderr, "ringhttp: io_uring_submit failed while flushing a full SQ: %s\n",
+                   std::strerror(-rc));
+      std::abort();
+    }
+    sqe = io_uring_get_sqe(&ring_);
+    if (attempt > 1000000) {
+      std::fprintf(stderr, "ringhttp: submission queue stays full\n");
+      std::abort();
+    }
+  }
+  return sqe;
+}
+
+std::uint32_t Ring::submit_and_reap(std::span<Completion> out) {
+  assert(initialized_);
+  assert(!out.empty());
+  int rc;
+  do {
+    rc = io_uring_submit_and_wait(&ring_, 1);
+  } while (rc == -EINTR);
+  if (rc < 0 && rc != -EBUSY && rc != -EAGAIN && rc != -ETIME) {
+    std::fprintf(stderr, "ringhttp: io_uring_submit_and_wait failed: %s\n", std::strerror(-rc));
+    std::abort();
+  }
+  io_uring_cqe* cqes[reap_batch_max];
+  const std::uint32_t want = out.size() < reap_batch_max ? std::uint32_t(out.size()) : reap_batch_max;
+  const std::uint32_t count = io_uring_peek_batch_cqe(&ring_, cqes, want);
+  for (std::uint32_t i = 0; i < count; ++i) {
+    out[i] = Completion{cqes[i]->user_data, cqes[i]->res, cqes[i]->flags};
+  }
+  io_uring_cq_advance(&ring_, count);
+  return count;
+}
+
+}  // namespace ringhttp::uring

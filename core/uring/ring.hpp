@@ -1,0 +1,56 @@
+#pragma once
+// One io_uring per thread: set-up with the chosen features, an SQE source
+// that treats a full submission queue as a normal state (it flushes), and a
+// batch reaper that copies completions out and advances the CQ once, so
+// handlers never run inside the reap loop.
+
+#include <liburing.h>
+
+#include <cstdint>
+#include <span>
+
+#include "core/uring/features.hpp"
+
+namespace ringhttp::uring {
+
+struct Completion {
+  std::uint64_t user_data;
+  std::int32_t res;
+  std::uint32_t flags;
+};
+
+class Ring {
+ public:
+  // The completion queue is sized for multishot operations, whose completions
+  // are not bounded by submissions: a generous multiple of the SQ, and never
+  // below a floor so that a tiny SQ (a test) still has room.
+  static constexpr std::uint32_t cq_per_sq = 8;
+  static constexpr std::uint32_t cq_entries_min = 4096;
+  static constexpr std::uint32_t reap_batch_max = 256;
+
+  Ring() = default;
+  ~Ring();
+  Ring(const Ring&) = delete;
+  Ring& operator=(const Ring&) = delete;
+
+  // Returns 0 or -errno.
+  int init(std::uint32_t sq_entries, const Features& features);
+
+  // Never returns null: a full SQ is submitted to make room.
+  io_uring_sqe* sqe();
+
+  // Submits pending SQEs and waits for at least one completion (or for the
+  // timeout, when one is given), then copies up to out.size() completions
+  // into `out` and advances the CQ once. Returns how many were copied.
+  std::uint32_t submit_and_reap(std::span<Completion> out);
+
+  io_uring* get() { return &ring_; }
+  std::uint64_t submit_full_flushes() const { return full_flushes_; }
+
+ private:
+  io_uring ring_{};
+  bool initialized_ = false;
+  std::uint64_t full_flushes_ = 0;
+};
+
+}  // namespace ringhttp::uring

@@ -1,0 +1,96 @@
+#pragma once
+// One client connection: a slot in its shard's preallocated table. It owns
+// its parser, its bounded output queue, the iovecs of its one send in flight
+// and the receive buffers it holds while its input is paused.
+//
+// Lifetime: a slot is handed out at accept with a new generation, and freed
+// only when the connection is closing and its in-flight operation count is
+// zero, so no completion can arrive for a freed slot (the generation check
+// in the shard catches it if one ever did, and counts it).
+
+#include <sys/socket.h>
+#include <sys/uio.h>
+
+#include <array>
+#include <cstdint>
+#include <string>
+
+#include "core/http/request_parser.hpp"
+#include "server/response.hpp"
+
+namespace ringhttp::server {
+
+class Shard;
+
+enum class ConnState : std::uint8_t {
+  free,       // slot unused
+  open,       // reading requests and answering them
+  draining,   // answering what is queued, input discarded; then shutdown(SHUT_WR)
+  lingering,  // FIN sent; reading and discarding until the peer closes (so our
+              // last response is not destroyed by a reset) or the linger time ends
+  closing,    // every in-flight operation cancelled; freed when none is left
+};
+
+// Received bytes not yet parsed because the connection's input is paused.
+struct InputChunk {
+  const char* data = nullptr;
+  std::uint32_t len = 0;
+  std::int32_t buffer_id = -1;  // provided-buffer id, or -1 for the connection's own buffer
+};
+
+struct Connection final : http::RequestEvents {
+  // Responses queued per connection: bounds memory for a client that
+  // pipelines without reading; with 4 iovecs each they fit one sendmsg.
+  static constexpr std::size_t responses_max = 32;
+  // Receive completions that may arrive between pausing input and the
+  // cancel of the multishot receive taking effect.
+  static constexpr std::size_t held_chunks_max = 64;
+  // A stream chunk per send: a few iovecs over the shared pattern block.
+  static constexpr std::size_t stream_iovecs_max = 4;
+  static constexpr std::size_t iovecs_per_response_max = 4;  // head, Date, tail, body
+  static constexpr std::size_t iovecs_max = responses_max * iovecs_per_response_max + stream_iovecs_max;
+  static_assert(iovecs_max <= 1024, "one sendmsg takes at most IOV_MAX (1024) iovecs");
+
+  Shard* shard = nullptr;
+  std::uint32_t slot = 0;
+  std::uint32_t generation = 0;
+  int fd = -1;
+  ConnState state = ConnState::free;
+  std::uint16_t inflight = 0;  // operations whose last completion has not arrived
+  bool recv_armed = false;
+  bool send_inflight = false;
+  bool input_paused = false;   // parser paused or queue full: no parsing, no reading
+  bool peer_eof = false;       // the peer half-closed; answer what we have, then close
+  bool metrics_queued = false; // metrics_text is referenced by a queued response
+  bool dirty = false;          // on the shard's list to flush after this batch
+  bool rearm_recv = false;     // re-arm the receive after this batch (-ENOBUFS)
+  std::uint8_t enobufs_in_a_row = 0;
+
+  std::uint64_t last_activity_ms = 0;
+  std::uint64_t header_deadline_ms = 0;
+  std::uint64_t linger_deadline_ms = 0;
+  std::uint64_t requests_done = 0;
+
+  http::RequestParser parser;
+  OutputQueue<responses_max> out;
+  std::uint64_t queued_bytes = 0;  // bytes of queued non-stream responses not yet sent
+
+  // The send in flight: its iovecs, a cursor advanced by short writes, and
+  // what its completion retires.
+  msghdr msg{};
+  std::array<iovec, iovecs_max> iov{};
+  std::uint64_t send_bytes_left = 0;
+  std::uint32_t send_retires = 0;       // whole responses the send carries
+  std::uint64_t send_stream_bytes = 0;  // bytes of a stream left in progress at its end
+
+  std::array<InputChunk, held_chunks_max> held{};
+  std::uint32_t held_head = 0;
+  std::uint32_t held_count = 0;
+
+  std::string metrics_text;  // grown on first /metrics, reused after
+
+  void on_request_headers(const http::RequestHead& head) override;
+  bool on_request(const http::RequestHead& head) override;
+};
+
+}  // namespace ringhttp::server

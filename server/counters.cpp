@@ -1,0 +1,83 @@
+#include "server/counters.hpp"
+
+#include "core/metrics/prometheus.hpp"
+
+namespace ringhttp::server {
+namespace {
+
+template <typename Pick>
+std::uint64_t sum(std::span<const ShardCounters* const> shards, Pick pick) {
+  std::uint64_t total = 0;
+  for (const ShardCounters* shard : shards) total += pick(*shard).read();
+  return total;
+}
+
+}  // namespace
+
+void render_metrics(std::span<const ShardCounters* const> shards, std::string& out) {
+  metrics::PrometheusWriter w(out);
+  auto counter = [&](const char* name, const char* help, auto pick) {
+    w.family(name, "counter", help);
+    w.sample(name, sum(shards, pick));
+  };
+  counter("ringhttp_requests_total", "Requests read completely.",
+          [](const ShardCounters& c) -> const metrics::Counter& { return c.requests; });
+
+  w.family("ringhttp_responses_total", "counter", "Responses queued, by status.");
+  for (std::size_t i = 0; i < counted_statuses.size(); ++i) {
+    const std::uint64_t n = sum(shards, [i](const ShardCounters& c) -> const metrics::Counter& { return c.responses[i]; });
+    const std::string status = counted_statuses[i] == 0 ? "other" : std::to_string(counted_statuses[i]);
+    w.sample("ringhttp_responses_total", "status", status, n);
+  }
+
+  const std::uint64_t accepted = sum(shards, [](const ShardCounters& c) -> const metrics::Counter& { return c.connections_accepted; });
+  const std::uint64_t closed = sum(shards, [](const ShardCounters& c) -> const metrics::Counter& { return c.connections_closed; });
+  w.family("ringhttp_connections_accepted_total", "counter", "Connections accepted.");
+  w.sample("ringhttp_connections_accepted_total", accepted);
+  w.family("ringhttp_connections_active", "gauge", "Connections open now.");
+  w.sample("ringhttp_connections_active", accepted >= closed ? accepted - closed : 0);
+  w.family("ringhttp_connections_closed_total", "counter", "Connections closed and their slots freed.");
+  w.sample("ringhttp_connections_closed_total", closed);
+
+  counter("ringhttp_sends_total", "Send operations submitted (one per corked batch of responses, plus resumptions).",
+          [](const ShardCounters& c) -> const metrics::Counter& { return c.sends; });
+  counter("ringhttp_sends_short_total", "Sends that wrote less than asked and were resumed.",
+          [](const ShardCounters& c) -> const metrics::Counter& { return c.sends_short; });
+  counter("ringhttp_cancellations_total", "Operations cancelled because the peer went away or timed out.",
+          [](const ShardCounters& c) -> const metrics::Counter& { return c.cancellations; });
+  counter("ringhttp_bytes_received_total", "Bytes received.",
+          [](const ShardCounters& c) -> const metrics::Counter& { return c.bytes_received; });
+  counter("ringhttp_bytes_sent_total", "Bytes sent.",
+          [](const ShardCounters& c) -> const metrics::Counter& { return c.bytes_sent; });
+
+  w.family("ringhttp_parse_errors_total", "counter", "Requests refused, by kind.");
+  for (std::size_t i = 1; i < http::parse_error_kinds; ++i) {
+    const std::uint64_t n = sum(shards, [i](const ShardCounters& c) -> const metrics::Counter& { return c.parse_errors[i]; });
+    w.sample("ringhttp_parse_errors_total", "kind", http::metric_name(http::ParseError(i)), n);
+  }
+
+  w.family("ringhttp_timeouts_total", "counter", "Connections closed by a timeout, by kind.");
+  w.sample("ringhttp_timeouts_total", "kind", "header",
+           sum(shards, [](const ShardCounters& c) -> const metrics::Counter& { return c.timeouts_header; }));
+  w.sample("ringhttp_timeouts_total", "kind", "idle",
+           sum(shards, [](const ShardCounters& c) -> const metrics::Counter& { return c.timeouts_idle; }));
+
+  w.family("ringhttp_accept_errors_total", "counter", "Accepts that failed or were refused, by cause.");
+  w.sample("ringhttp_accept_errors_total", "kind", "fd_limit",
+           sum(shards, [](const ShardCounters& c) -> const metrics::Counter& { return c.accept_errors_fd_limit; }));
+  w.sample("ringhttp_accept_errors_total", "kind", "table_full",
+           sum(shards, [](const ShardCounters& c) -> const metrics::Counter& { return c.accept_errors_table_full; }));
+  w.sample("ringhttp_accept_errors_total", "kind", "other",
+           sum(shards, [](const ShardCounters& c) -> const metrics::Counter& { return c.accept_errors_other; }));
+
+  counter("ringhttp_recv_no_buffers_total", "Receives that found the provided-buffer ring empty (-ENOBUFS).",
+          [](const ShardCounters& c) -> const metrics::Counter& { return c.recv_no_buffers; });
+  counter("ringhttp_input_overflow_total", "Connections closed because input kept arriving while reading was paused.",
+          [](const ShardCounters& c) -> const metrics::Counter& { return c.input_overflow; });
+  counter("ringhttp_stale_completions_total", "Completions for a slot already reused (should stay 0).",
+          [](const ShardCounters& c) -> const metrics::Counter& { return c.stale_completions; });
+  counter("ringhttp_sq_full_flushes_total", "Times a full submission queue was flushed to make room.",
+          [](const ShardCounters& c) -> const metrics::Counter& { return c.sq_full_flushes; });
+}
+
+}  // namespace ringhttp::server

@@ -1,0 +1,123 @@
+// ringhttp server: parses the command line, probes io_uring, opens one
+// SO_REUSEPORT listener per shard, starts the shards, prints the start-up
+// line, and waits for SIGTERM/SIGINT to stop them.
+
+#include <signal.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <latch>
+#include <memory>
+#include <stdexcept>
+#include <vector>
+
+#include "core/net/cpu.hpp"
+#include "core/net/listen.hpp"
+#include "core/uring/features.hpp"
+#include "ringhttp_config.hpp"
+#include "server/counters.hpp"
+#include "server/options.hpp"
+#include "server/shard.hpp"
+
+#if RINGHTTP_MIMALLOC
+#include <mimalloc.h>
+#endif
+
+namespace {
+
+using namespace ringhttp;
+
+const char* allocator_name() {
+#if RINGHTTP_MIMALLOC
+  // Asked of the allocator itself, so the line says what really runs: a
+  // block from plain malloc() must come from mimalloc's heap.
+  void* probe = std::malloc(64);
+  const bool ours = mi_is_in_heap_region(probe);
+  std::free(probe);
+  return ours ? "mimalloc" : "system (mimalloc linked but not overriding malloc)";
+#else
+  return "glibc";
+#endif
+}
+
+int run(const server::Options& options) {
+  uring::Features kernel;
+  try {
+    kernel = uring::probe_kernel();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "server: %s\n", e.what());
+    return 1;
+  }
+  const uring::Features features = kernel.intersect(options.wanted_features);
+
+  // Signals are taken by sigwait() in this thread only; SIGPIPE never kills
+  // us (sends also pass MSG_NOSIGNAL).
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGTERM);
+  sigaddset(&stop_signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+
+  const std::size_t shard_count = std::size_t(options.shards);
+  std::vector<std::unique_ptr<server::ShardCounters>> counters;
+  std::vector<const server::ShardCounters*> all_counters;
+  for (std::size_t i = 0; i < shard_count; ++i) {
+    counters.push_back(std::make_unique<server::ShardCounters>());
+    all_counters.push_back(counters.back().get());
+  }
+
+  // Listeners are opened here so that a bad address fails before any thread
+  // starts; port 0 is resolved by the first and shared by the rest.
+  net::Address address = options.address;
+  std::vector<std::unique_ptr<server::Shard>> shards;
+  for (std::size_t i = 0; i < shard_count; ++i) {
+    const int fd = net::listen_reuseport(address);
+    if (fd < 0) {
+      std::fprintf(stderr, "server: cannot listen on %s: %s\n", address.to_string().c_str(), std::strerror(-fd));
+      return 1;
+    }
+    if (i == 0) net::bound_address(fd, address);
+    shards.push_back(std::make_unique<server::Shard>(options, int(i), fd, features, *counters[i], all_counters));
+  }
+
+  std::latch ready{std::ptrdiff_t(shard_count)};
+  for (auto& shard : shards) shard->start(ready);
+  ready.wait();
+  bool failed = false;
+  for (auto& shard : shards) {
+    if (!shard->error().empty()) {
+      std::fprintf(stderr, "server: %s\n", shard->error().c_str());
+      failed = true;
+    }
+  }
+  if (failed) {
+    for (auto& shard : shards) shard->request_stop();
+    for (auto& shard : shards) shard->join();
+    return 1;
+  }
+
+  std::printf("ringhttp %s listening on %s shards=%zu cpus=%s allocator=%s uring=%s\n", RINGHTTP_VERSION,
+              address.to_string().c_str(), shard_count, net::format_cpu_list(options.cpus).c_str(), allocator_name(),
+              features.describe().c_str());
+  std::fflush(stdout);
+
+  int signal_number = 0;
+  sigwait(&stop_signals, &signal_number);
+  for (auto& shard : shards) shard->request_stop();
+  for (auto& shard : shards) shard->join();
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  server::Options options;
+  switch (server::parse_options(argc, argv, options)) {
+    case server::ParseOutcome::exit_ok: return 0;
+    case server::ParseOutcome::exit_usage: return 2;
+    case server::ParseOutcome::run: break;
+  }
+  return run(options);
+}

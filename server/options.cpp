@@ -1,0 +1,122 @@
+#include "server/options.hpp"
+
+#include <charconv>
+#include <cstdio>
+#include <cstring>
+#include <string_view>
+
+#include "core/net/cpu.hpp"
+#include "ringhttp_config.hpp"
+
+namespace ringhttp::server {
+namespace {
+
+constexpr const char* usage_text =
+    "usage: server [options]\n"
+    "  --address ADDR            IPv4 or IPv6 address to listen on (default 127.0.0.1)\n"
+    "  --port N                  TCP port (default 8080; 0 picks a free port shared by all shards)\n"
+    "  --shards N                shard threads (default: number of online CPUs)\n"
+    "  --cpus LIST               CPUs to pin shards to, e.g. 0,1 or 0-3 (default 0..N-1)\n"
+    "  --uring LIST              profile (5.10, 5.19, 6.0, 6.1, all) or no-FEATURE switches\n"
+    "  --header-bytes-max N      request line + headers limit, 431 beyond (default 8192)\n"
+    "  --body-bytes-max N        request body limit, 413 beyond (default 1048576)\n"
+    "  --header-timeout-ms N     time allowed for a header section, 408 beyond (default 10000)\n"
+    "  --idle-timeout-ms N       keep-alive idle time before closing (default 60000)\n"
+    "  --connections-max N       connections per shard (default 4096)\n"
+    "  --output-bytes-max N      unsent bytes per connection before reading stops (default 262144)\n"
+    "  --shutdown-timeout-ms N   time in-flight responses get on SIGTERM/SIGINT (default 5000)\n"
+    "  --ring-entries N          io_uring SQ entries per shard (default 1024)\n"
+    "  --help, --version\n";
+
+template <typename T>
+bool parse_number(std::string_view text, T min, T max, T& out) {
+  T value{};
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size() || value < min || value > max) return false;
+  out = value;
+  return true;
+}
+
+}  // namespace
+
+ParseOutcome parse_options(int argc, char** argv, Options& out) {
+  std::string host = "127.0.0.1";
+  std::uint32_t port = 8080;
+  auto fail = [](const std::string& message) {
+    std::fprintf(stderr, "server: %s\n%s", message.c_str(), usage_text);
+    return ParseOutcome::exit_usage;
+  };
+  for (int i = 1; i < argc; ++i) {
+    std::string_view flag = argv[i];
+    std::string_view value;
+    const size_t eq = flag.find('=');
+    bool has_inline_value = false;
+    if (flag.starts_with("--") && eq != std::string_view::npos) {
+      value = flag.substr(eq + 1);
+      flag = flag.substr(0, eq);
+      has_inline_value = true;
+    }
+    if (flag == "--help" || flag == "-h") {
+      std::fputs(usage_text, stdout);
+      return ParseOutcome::exit_ok;
+    }
+    if (flag == "--version") {
+      std::printf("ringhttp server %s\n", RINGHTTP_VERSION);
+      return ParseOutcome::exit_ok;
+    }
+    if (!has_inline_value) {
+      if (i + 1 >= argc) return fail("missing value for " + std::string(flag));
+      value = argv[++i];
+    }
+    bool ok = true;
+    if (flag == "--address") {
+      host = std::string(value);
+    } else if (flag == "--port") {
+      ok = parse_number<std::uint32_t>(value, 0, 65535, port);
+    } else if (flag == "--shards") {
+      ok = parse_number<int>(value, 1, 1024, out.shards);
+    } else if (flag == "--cpus") {
+      std::string error;
+      if (!net::parse_cpu_list(value, out.cpus, error)) return fail(error);
+    } else if (flag == "--uring") {
+      std::string error;
+      if (!uring::parse_switches(value, out.wanted_features, error)) return fail(error);
+      out.uring_text = std::string(value);
+    } else if (flag == "--header-bytes-max") {
+      ok = parse_number<std::uint32_t>(value, 256, 1 << 20, out.header_bytes_max);
+    } else if (flag == "--body-bytes-max") {
+      ok = parse_number<std::uint64_t>(value, 0, std::uint64_t(1) << 40, out.body_bytes_max);
+    } else if (flag == "--header-timeout-ms") {
+      ok = parse_number<std::uint32_t>(value, 1, 3'600'000, out.header_timeout_ms);
+    } else if (flag == "--idle-timeout-ms") {
+      ok = parse_number<std::uint32_t>(value, 1, 3'600'000, out.idle_timeout_ms);
+    } else if (flag == "--connections-max") {
+      ok = parse_number<std::uint32_t>(value, 1, 1 << 20, out.connections_max);
+    } else if (flag == "--output-bytes-max") {
+      ok = parse_number<std::uint32_t>(value, 4096, 1 << 30, out.output_bytes_max);
+    } else if (flag == "--shutdown-timeout-ms") {
+      ok = parse_number<std::uint32_t>(value, 0, 3'600'000, out.shutdown_timeout_ms);
+    } else if (flag == "--ring-entries") {
+      ok = parse_number<std::uint32_t>(value, 1, 32768, out.ring_entries);
+    } else {
+      return fail("unknown option " + std::string(flag));
+    }
+    if (!ok) return fail("bad value '" + std::string(value) + "' for " + std::string(flag));
+  }
+  if (!net::parse_address(host, std::uint16_t(port), out.address)) {
+    return fail("bad --address '" + host + "' (an IPv4 or IPv6 literal, no host names)");
+  }
+  if (out.shards == 0) out.shards = out.cpus.empty() ? net::online_cpus() : int(out.cpus.size());
+  if (out.cpus.empty()) {
+    const int online = net::online_cpus();
+    for (int s = 0; s < out.shards; ++s) out.cpus.push_back(s % online);
+  }
+  if (int(out.cpus.size()) < out.shards) {
+    return fail("--cpus names " + std::to_string(out.cpus.size()) + " CPUs for " + std::to_string(out.shards) +
+                " shards");
+  }
+  out.cpus.resize(std::size_t(out.shards));
+  return ParseOutcome::run;
+}
+
+}  // namespace ringhttp::server

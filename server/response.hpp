@@ -1,0 +1,78 @@
+#pragma once
+// A response waiting in a connection's output queue, described by where its
+// bytes already live: the status line and fixed headers are static, the Date
+// line is the shard's cache, the framing tail (Content-Length digits and the
+// Connection header) and a small serialized body are in the slot itself,
+// large bodies are static or produced on demand (the stream).
+
+#include <array>
+#include <cassert>
+#include <cstdint>
+#include <string_view>
+
+namespace ringhttp::server {
+
+enum class BodySource : std::uint8_t {
+  none,     // HEAD, interim 100, or empty
+  fixed,    // `body` points at bytes that outlive the response (static data)
+  scratch,  // `body` points into the slot's own `scratch`
+  metrics,  // `body` points into the connection's metrics text
+  stream,   // produced chunk by chunk from the pattern block as the socket drains
+};
+
+struct PendingResponse {
+  static constexpr std::size_t tail_bytes_max = 96;
+  static constexpr std::size_t scratch_bytes_max = 64;
+
+  std::string_view head;  // status line and fixed headers (static)
+  std::string_view body;  // for fixed, scratch and metrics sources
+  std::uint64_t stream_offset = 0;     // next stream byte to produce
+  std::uint64_t stream_remaining = 0;  // stream bytes not yet sent
+  std::uint16_t status = 0;
+  std::uint8_t tail_len = 0;
+  BodySource source = BodySource::none;
+  bool interim = false;      // a 100 Continue: head only, no Date, no tail
+  bool close_after = false;  // the connection closes once this is sent
+  bool head_sent = false;    // headers already on the wire (a stream in progress)
+  char tail[tail_bytes_max];
+  char scratch[scratch_bytes_max];
+
+  std::string_view tail_view() const { return {tail, tail_len}; }
+};
+
+// A bounded FIFO of responses. Bounded so that a client pipelining without
+// reading cannot make the server grow: when it is full, the connection stops
+// parsing (and reading) until a send completes.
+template <std::size_t Capacity>
+class OutputQueue {
+ public:
+  static_assert((Capacity & (Capacity - 1)) == 0, "capacity must be a power of two");
+  static constexpr std::size_t capacity = Capacity;
+
+  bool empty() const { return head_ == tail_; }
+  bool full() const { return tail_ - head_ == Capacity; }
+  std::size_t size() const { return tail_ - head_; }
+
+  PendingResponse& push() {
+    assert(!full());
+    PendingResponse& r = slots_[tail_++ % Capacity];
+    return r;
+  }
+  PendingResponse& at(std::size_t i) {
+    assert(i < size());
+    return slots_[(head_ + i) % Capacity];
+  }
+  PendingResponse& front() { return at(0); }
+  void pop() {
+    assert(!empty());
+    ++head_;
+  }
+  void clear() { head_ = tail_ = 0; }
+
+ private:
+  std::array<PendingResponse, Capacity> slots_;
+  std::size_t head_ = 0;
+  std::size_t tail_ = 0;
+};
+
+}  // namespace ringhttp::server

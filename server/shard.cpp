@@ -1,0 +1,833 @@
+#include "server/shard.hpp"
+
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cassert>
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+#include <new>
+
+#include "core/net/cpu.hpp"
+#include "core/uring/compat.hpp"
+#include "core/uring/user_data.hpp"
+#include "server/heads.hpp"
+#include "server/routes.hpp"
+#include "server/stream_pattern.hpp"
+
+namespace ringhttp::server {
+namespace {
+
+using uring::Op;
+
+// Shard-level operations (accept, tick, wake, and cancels aimed at them)
+// carry this slot, which no connection can have.
+constexpr std::uint32_t shard_slot = uring::slot_max;
+
+std::uint64_t monotonic_ms() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return std::uint64_t(ts.tv_sec) * 1000 + std::uint64_t(ts.tv_nsec) / 1'000'000;
+}
+
+std::uint64_t tag(Op op, const Connection& conn) { return uring::encode({op, conn.slot, conn.generation}); }
+
+char* append(char* p, std::string_view s) {
+  std::memcpy(p, s.data(), s.size());
+  return p + s.size();
+}
+
+}  // namespace
+
+void Connection::on_request_headers(const http::RequestHead& head) { shard->on_request_headers(*this, head); }
+bool Connection::on_request(const http::RequestHead& head) { return shard->on_request(*this, head); }
+
+Shard::Shard(const Options& options, int index, int listen_fd, const uring::Features& features,
+             ShardCounters& counters, std::span<const ShardCounters* const> all_shards)
+    : options_(options),
+      index_(index),
+      listen_fd_(listen_fd),
+      features_(features),
+      counters_(counters),
+      all_shards_(all_shards) {
+  limits_.header_bytes_max = options.header_bytes_max;
+  limits_.body_bytes_max = options.body_bytes_max;
+}
+
+Shard::~Shard() {
+  if (thread_.joinable()) thread_.join();
+  for (std::uint32_t i = 0; i < constructed_; ++i) table_[i].~Connection();
+  if (table_ != nullptr) ::munmap(table_, table_bytes_);
+  if (own_buffers_ != nullptr) ::munmap(own_buffers_, std::size_t(options_.connections_max) * recv_buffer_bytes);
+  if (wake_fd_ >= 0) ::close(wake_fd_);
+  ::close(listen_fd_);
+}
+
+void Shard::start(std::latch& ready) {
+  wake_fd_ = ::eventfd(0, EFD_CLOEXEC);
+  thread_ = std::thread([this, &ready] {
+    const bool ok = setup();
+    ready.count_down();
+    if (ok) run();
+  });
+}
+
+void Shard::request_stop() {
+  const std::uint64_t one = 1;
+  (void)!::write(wake_fd_, &one, sizeof one);
+}
+
+void Shard::join() {
+  if (thread_.joinable()) thread_.join();
+}
+
+bool Shard::setup() {
+  const int cpu = options_.cpus[std::size_t(index_)];
+  if (const int rc = net::pin_this_thread(cpu); rc != 0) {
+    error_ = "cannot pin shard " + std::to_string(index_) + " to CPU " + std::to_string(cpu) + ": " +
+             std::strerror(rc);
+    return false;
+  }
+  if (wake_fd_ < 0) {
+    error_ = std::string("eventfd: ") + std::strerror(errno);
+    return false;
+  }
+  // The ring is created here, on the thread that will be its only submitter
+  // (SINGLE_ISSUER, DEFER_TASKRUN).
+  if (const int rc = ring_.init(options_.ring_entries, features_); rc < 0) {
+    error_ = std::string("io_uring setup: ") + std::strerror(-rc);
+    return false;
+  }
+  if (features_.bufring) {
+    if (const int rc = buffers_.init(ring_.get(), 0, recv_buffers, recv_buffer_bytes); rc < 0) {
+      error_ = std::string("provided buffer ring: ") + std::strerror(-rc);
+      return false;
+    }
+  } else {
+    void* mem = ::mmap(nullptr, std::size_t(options_.connections_max) * recv_buffer_bytes, PROT_READ | PROT_WRITE,
+                       MAP_ANONYMOUS | MAP_PRIVATE, -1, 0);
+    if (mem == MAP_FAILED) {
+      error_ = std::string("receive buffers: ") + std::strerror(errno);
+      return false;
+    }
+    own_buffers_ = static_cast<char*>(mem);
+  }
+  // The table is reserved whole but only touched slot by slot, so resident
+  // memory follows the connections really open.
+  table_bytes_ = std::size_t(options_.connections_max) * sizeof(Connection);
+  void* mem = ::mmap(nullptr, table_bytes_, PROT_READ | PROT_WRITE, MAP_ANONYMOUS | MAP_PRIVATE, -1, 0);
+  if (mem == MAP_FAILED) {
+    error_ = std::string("connection table: ") + std::strerror(errno);
+    return false;
+  }
+  table_ = static_cast<Connection*>(mem);
+  free_slots_.reserve(options_.connections_max);
+  dirty_.reserve(options_.connections_max);
+  now_ms_ = monotonic_ms();
+  date_.refresh(std::time(nullptr));
+  arm_wake();
+  arm_tick();
+  arm_accept();
+  return true;
+}
+
+void Shard::run() {
+  std::array<uring::Completion, uring::Ring::reap_batch_max> batch;
+  while (!(stopping_ && open_count_ == 0 && !accept_armed_)) {
+    const std::uint32_t n = ring_.submit_and_reap(batch);
+    now_ms_ = monotonic_ms();
+    for (std::uint32_t i = 0; i < n; ++i) dispatch(batch[i]);
+    after_batch();
+  }
+}
+
+void Shard::dispatch(const uring::Completion& c) {
+  const uring::Tag t = uring::decode(c.user_data);
+  if (t.slot == shard_slot) {
+    switch (t.op) {
+      case Op::accept: return on_accept(c.res, c.flags);
+      case Op::tick: return on_tick();
+      case Op::wake: return begin_stop();
+      case Op::cancel: return;  // the cancelled operation reports for itself
+      default: break;
+    }
+    assert(false && "unknown shard-level completion");
+    return;
+  }
+  assert(t.slot < constructed_);
+  Connection& conn = table_[t.slot];
+  if (conn.generation != t.generation || conn.state == ConnState::free) {
+    // Cannot happen while slots are freed only at zero in-flight operations;
+    // counted so a test can prove it stays zero, and a buffer is not leaked.
+    counters_.stale_completions.add();
+    if (t.op == Op::recv && (c.flags & IORING_CQE_F_BUFFER) != 0) {
+      buffers_.give_back(std::uint16_t(c.flags >> IORING_CQE_BUFFER_SHIFT));
+    }
+    return;
+  }
+  switch (t.op) {
+    case Op::recv: return on_recv(conn, c.res, c.flags);
+    case Op::send: return on_send(conn, c.res);
+    case Op::shutdown: return on_shutdown(conn, c.res);
+    case Op::cancel:
+      assert(conn.inflight > 0);
+      --conn.inflight;
+      return maybe_release(conn);
+    default: break;
+  }
+  assert(false && "unknown connection completion");
+}
+
+void Shard::after_batch() {
+  // Cork: everything the batch's receives produced leaves now, one send per
+  // connection.
+  for (std::size_t i = 0; i < dirty_.size(); ++i) {
+    Connection& conn = table_[dirty_[i]];
+    conn.dirty = false;
+    if (conn.state == ConnState::free) continue;
+    if (conn.rearm_recv && !conn.recv_armed && conn.state != ConnState::closing) {
+      conn.rearm_recv = false;
+      arm_recv(conn);
+    }
+    flush(conn);
+    maybe_finish_drain(conn);
+  }
+  dirty_.clear();
+}
+
+void Shard::mark_dirty(Connection& conn) {
+  if (conn.dirty) return;
+  conn.dirty = true;
+  dirty_.push_back(conn.slot);
+}
+
+// ---------------------------------------------------------------------------
+// Shard-level operations.
+
+void Shard::arm_accept() {
+  assert(!accept_armed_);
+  io_uring_sqe* sqe = ring_.sqe();
+  if (features_.multishot_accept) {
+    io_uring_prep_multishot_accept(sqe, listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
+  } else {
+    io_uring_prep_accept(sqe, listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
+  }
+  sqe->user_data = uring::encode({Op::accept, shard_slot, 0});
+  accept_armed_ = true;
+}
+
+void Shard::arm_tick() {
+  tick_ts_.tv_sec = 0;
+  tick_ts_.tv_nsec = long(tick_ms) * 1'000'000;
+  io_uring_sqe* sqe = ring_.sqe();
+  io_uring_prep_timeout(sqe, &tick_ts_, 0, 0);
+  sqe->user_data = uring::encode({Op::tick, shard_slot, 0});
+}
+
+void Shard::arm_wake() {
+  io_uring_sqe* sqe = ring_.sqe();
+  io_uring_prep_read(sqe, wake_fd_, &wake_value_, sizeof wake_value_, 0);
+  sqe->user_data = uring::encode({Op::wake, shard_slot, 0});
+}
+
+void Shard::on_accept(std::int32_t res, std::uint32_t flags) {
+  const bool still_armed = (flags & IORING_CQE_F_MORE) != 0;
+  if (!still_armed) accept_armed_ = false;
+  if (res >= 0) {
+    if (stopping_) {
+      ::close(res);
+    } else {
+      open_connection(res);
+    }
+  } else if (res == -EMFILE || res == -ENFILE) {
+    // Out of descriptors: existing connections go on being served; accepting
+    // resumes on a later tick, when a close may have freed one.
+    counters_.accept_errors_fd_limit.add();
+    accept_backoff_until_ms_ = now_ms_ + accept_backoff_ms;
+    if (still_armed) {
+      io_uring_sqe* sqe = ring_.sqe();
+      io_uring_prep_cancel64(sqe, uring::encode({Op::accept, shard_slot, 0}), 0);
+      sqe->user_data = uring::encode({Op::cancel, shard_slot, 0});
+    }
+  } else if (res != -ECANCELED) {
+    counters_.accept_errors_other.add();
+  }
+  if (!accept_armed_ && !stopping_ && now_ms_ >= accept_backoff_until_ms_) arm_accept();
+}
+
+void Shard::on_tick() {
+  date_.refresh(std::time(nullptr));
+  const std::uint64_t flushes = ring_.submit_full_flushes();
+  counters_.sq_full_flushes.add(flushes - sq_full_flushes_seen_);
+  sq_full_flushes_seen_ = flushes;
+  if (!accept_armed_ && !stopping_ && now_ms_ >= accept_backoff_until_ms_) arm_accept();
+  const bool past_stop_deadline = stopping_ && now_ms_ >= stop_deadline_ms_;
+  for (std::uint32_t i = 0; i < constructed_; ++i) {
+    Connection& conn = table_[i];
+    if (conn.state == ConnState::free) continue;
+    if (past_stop_deadline) {
+      abort(conn);
+      continue;
+    }
+    if (conn.rearm_recv && !conn.recv_armed && conn.state != ConnState::closing) {
+      conn.rearm_recv = false;
+      arm_recv(conn);
+    }
+    check_timeouts(conn);
+  }
+  arm_tick();
+}
+
+void Shard::begin_stop() {
+  if (stopping_) return;
+  stopping_ = true;
+  stop_deadline_ms_ = now_ms_ + options_.shutdown_timeout_ms;
+  if (accept_armed_) {
+    io_uring_sqe* sqe = ring_.sqe();
+    io_uring_prep_cancel64(sqe, uring::encode({Op::accept, shard_slot, 0}), 0);
+    sqe->user_data = uring::encode({Op::cancel, shard_slot, 0});
+  }
+  for (std::uint32_t i = 0; i < constructed_; ++i) {
+    Connection& conn = table_[i];
+    if (conn.state != ConnState::open) continue;
+    const bool idle = conn.out.empty() && !conn.send_inflight && !conn.parser.in_message();
+    if (idle) {
+      abort(conn);
+    } else {
+      // Let what is queued (a stream included) finish, then close.
+      begin_drain(conn);
+      mark_dirty(conn);
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Connections: accept, receive, parse.
+
+Connection* Shard::allocate() {
+  std::uint32_t slot;
+  if (!free_slots_.empty()) {
+    slot = free_slots_.back();
+    free_slots_.pop_back();
+  } else if (constructed_ < options_.connections_max) {
+    slot = constructed_++;
+    new (&table_[slot]) Connection();
+    table_[slot].slot = slot;
+    table_[slot].shard = this;
+  } else {
+    return nullptr;
+  }
+  Connection& conn = table_[slot];
+  assert(conn.state == ConnState::free);
+  assert(conn.inflight == 0);
+  return &conn;
+}
+
+void Shard::open_connection(int fd) {
+  Connection* slot = allocate();
+  if (slot == nullptr) {
+    counters_.accept_errors_table_full.add();
+    ::close(fd);
+    return;
+  }
+  Connection& conn = *slot;
+  const int one = 1;
+  ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  ++conn.generation;
+  conn.fd = fd;
+  conn.state = ConnState::open;
+  conn.inflight = 0;
+  conn.recv_armed = conn.send_inflight = conn.input_paused = conn.peer_eof = false;
+  conn.metrics_queued = conn.rearm_recv = false;
+  conn.enobufs_in_a_row = 0;
+  conn.last_activity_ms = now_ms_;
+  conn.header_deadline_ms = 0;
+  conn.requests_done = 0;
+  conn.parser.reset(limits_, &conn);
+  conn.out.clear();
+  conn.queued_bytes = 0;
+  conn.held_head = conn.held_count = 0;
+  ++open_count_;
+  counters_.connections_accepted.add();
+  arm_recv(conn);
+}
+
+void Shard::arm_recv(Connection& conn) {
+  assert(!conn.recv_armed);
+  assert(conn.state != ConnState::closing && conn.state != ConnState::free);
+  io_uring_sqe* sqe = ring_.sqe();
+  if (features_.bufring) {
+    if (features_.multishot_recv) {
+      io_uring_prep_recv_multishot(sqe, conn.fd, nullptr, 0, 0);
+    } else {
+      io_uring_prep_recv(sqe, conn.fd, nullptr, recv_buffer_bytes, 0);
+    }
+    sqe->flags |= IOSQE_BUFFER_SELECT;
+    sqe->buf_group = buffers_.group();
+  } else {
+    io_uring_prep_recv(sqe, conn.fd, own_buffer(conn), recv_buffer_bytes, 0);
+  }
+  sqe->user_data = tag(Op::recv, conn);
+  conn.recv_armed = true;
+  ++conn.inflight;
+}
+
+void Shard::release_chunk(InputChunk chunk) {
+  if (chunk.buffer_id >= 0) buffers_.give_back(std::uint16_t(chunk.buffer_id));
+}
+
+void Shard::on_recv(Connection& conn, std::int32_t res, std::uint32_t flags) {
+  if ((flags & IORING_CQE_F_MORE) == 0) {
+    conn.recv_armed = false;
+    assert(conn.inflight > 0);
+    --conn.inflight;
+  }
+  if (res > 0) {
+    counters_.bytes_received.add(std::uint64_t(res));
+    conn.enobufs_in_a_row = 0;
+    InputChunk chunk;
+    chunk.len = std::uint32_t(res);
+    if ((flags & IORING_CQE_F_BUFFER) != 0) {
+      chunk.buffer_id = std::int32_t(flags >> IORING_CQE_BUFFER_SHIFT);
+      chunk.data = buffers_.data(std::uint16_t(chunk.buffer_id));
+    } else {
+      assert(!features_.bufring);
+      chunk.data = own_buffer(conn);
+    }
+    conn.last_activity_ms = now_ms_;
+    if (conn.state != ConnState::open) {
+      release_chunk(chunk);  // draining, lingering or closing: input is discarded
+    } else if (conn.input_paused) {
+      hold(conn, chunk, false);
+    } else {
+      consume(conn, chunk);
+    }
+  } else if (res == 0) {
+    // The peer finished sending. Answer what is queued, then close.
+    if (conn.state == ConnState::open && (!conn.out.empty() || conn.send_inflight)) {
+      conn.peer_eof = true;
+      begin_drain(conn);
+      mark_dirty(conn);
+    } else {
+      abort(conn);
+    }
+  } else if (res == -ENOBUFS) {
+    // Not an end of stream: the buffer ring ran dry. Re-arm once buffers
+    // have been given back (after this batch), or on the tick if it repeats.
+    counters_.recv_no_buffers.add();
+    if (conn.enobufs_in_a_row < enobufs_in_a_row_max) {
+      ++conn.enobufs_in_a_row;
+      mark_dirty(conn);
+    }
+    conn.rearm_recv = !conn.recv_armed;
+  } else if (res != -ECANCELED) {
+    abort(conn);  // ECONNRESET and friends: the peer is gone
+  }
+  const bool want_input = conn.state == ConnState::lingering ||
+                          (conn.state == ConnState::open && !conn.input_paused && !conn.peer_eof) ||
+                          conn.state == ConnState::draining;
+  if (res > 0 && want_input && !conn.recv_armed && !conn.rearm_recv && conn.state != ConnState::closing) {
+    arm_recv(conn);
+  }
+  maybe_release(conn);
+}
+
+void Shard::consume(Connection& conn, InputChunk chunk) {
+  assert(conn.state == ConnState::open);
+  assert(!conn.input_paused);
+  const bool was_in_header = conn.parser.in_header_section();
+  const std::uint64_t done_before = conn.requests_done;
+  const http::RequestParser::Result result = conn.parser.feed(chunk.data, chunk.len);
+  // A header section that started during this feed starts its timeout now.
+  if (conn.parser.in_header_section() && (!was_in_header || conn.requests_done != done_before)) {
+    conn.header_deadline_ms = now_ms_ + options_.header_timeout_ms;
+  }
+  mark_dirty(conn);
+  switch (result.status) {
+    case http::RequestParser::Status::done:
+      release_chunk(chunk);
+      return;
+    case http::RequestParser::Status::paused: {
+      chunk.data += result.consumed;
+      chunk.len -= std::uint32_t(result.consumed);
+      if (conn.state != ConnState::open || chunk.len == 0) {
+        release_chunk(chunk);
+      } else {
+        hold(conn, chunk, true);
+      }
+      if (conn.state == ConnState::open) pause_input(conn);
+      return;
+    }
+    case http::RequestParser::Status::upgrade:
+      // Upgrade and CONNECT are not served: what was answered goes out, then close.
+      release_chunk(chunk);
+      begin_drain(conn);
+      return;
+    case http::RequestParser::Status::error: {
+      release_chunk(chunk);
+      const http::ParseError error = conn.parser.error();
+      counters_.parse_errors[std::size_t(error)].add();
+      queue_error(conn, http::status_for(error));
+      return;
+    }
+  }
+}
+
+void Shard::hold(Connection& conn, InputChunk chunk, bool at_front) {
+  if (conn.held_count == Connection::held_chunks_max) {
+    // More input kept arriving after reading was paused than the cancel of
+    // the receive should ever let through: refuse to grow, close.
+    counters_.input_overflow.add();
+    release_chunk(chunk);
+    abort(conn);
+    return;
+  }
+  if (at_front) {
+    conn.held_head = (conn.held_head + Connection::held_chunks_max - 1) % Connection::held_chunks_max;
+    conn.held[conn.held_head] = chunk;
+  } else {
+    conn.held[(conn.held_head + conn.held_count) % Connection::held_chunks_max] = chunk;
+  }
+  ++conn.held_count;
+}
+
+void Shard::pause_input(Connection& conn) {
+  if (conn.input_paused) return;
+  conn.input_paused = true;
+  // A multishot receive would go on delivering: cancel it, so the socket's
+  // buffer fills and TCP pushes back on the client. A single-shot receive is
+  // simply not re-armed.
+  if (conn.recv_armed && features_.multishot_recv) cancel_op(conn, Op::recv);
+}
+
+bool Shard::can_take_more(const Connection& conn) const {
+  return !conn.out.full() && conn.queued_bytes < options_.output_bytes_max && !conn.metrics_queued;
+}
+
+void Shard::resume_input(Connection& conn) {
+  assert(conn.input_paused);
+  conn.input_paused = false;
+  while (conn.held_count > 0 && !conn.input_paused && conn.state == ConnState::open) {
+    const InputChunk chunk = conn.held[conn.held_head];
+    conn.held_head = (conn.held_head + 1) % Connection::held_chunks_max;
+    --conn.held_count;
+    consume(conn, chunk);
+  }
+  if (conn.state == ConnState::open && !conn.input_paused && !conn.recv_armed && !conn.peer_eof) arm_recv(conn);
+}
+
+void Shard::on_request_headers(Connection& conn, const http::RequestHead& head) {
+  if (!head.expect_continue || conn.state != ConnState::open || conn.out.full()) return;
+  PendingResponse& r = conn.out.push();
+  r = PendingResponse{};
+  r.head = heads::continue_100;
+  r.status = 100;
+  r.interim = true;
+  conn.queued_bytes += r.head.size();
+  counters_.responses[status_index(100)].add();
+}
+
+bool Shard::on_request(Connection& conn, const http::RequestHead& head) {
+  ++conn.requests_done;
+  counters_.requests.add();
+  if (conn.state != ConnState::open) return true;
+  assert(!conn.out.full());
+  PendingResponse& r = conn.out.push();
+  r = PendingResponse{};
+  const std::string_view target = head.target;
+  const size_t q = target.find('?');
+  const Request request{head, target.substr(0, q),
+                        q == std::string_view::npos ? std::string_view() : target.substr(q + 1)};
+  Reply reply(r, head.method == http::Method::head, conn.metrics_text, all_shards_);
+  route(request, reply);
+  if (r.source == BodySource::metrics) conn.metrics_queued = true;
+  const bool keep_alive = head.keep_alive && !stopping_;
+  const bool http10 = head.version_major == 1 && head.version_minor == 0;
+  finish_response(conn, r, reply.content_length(), !keep_alive, http10 && keep_alive);
+  conn.last_activity_ms = now_ms_;
+  if (!keep_alive) {
+    begin_drain(conn);
+    return true;  // nothing after this request is parsed
+  }
+  return !can_take_more(conn);
+}
+
+void Shard::finish_response(Connection& conn, PendingResponse& r, std::uint64_t content_length, bool close,
+                            bool http10_keep_alive) {
+  char* p = r.tail;
+  p = append(p, "Content-Length: ");
+  p = std::to_chars(p, r.tail + PendingResponse::tail_bytes_max, content_length).ptr;
+  p = append(p, "\r\n");
+  if (close) {
+    p = append(p, "Connection: close\r\n");
+  } else if (http10_keep_alive) {
+    p = append(p, "Connection: keep-alive\r\n");
+  }
+  p = append(p, "\r\n");
+  assert(p <= r.tail + PendingResponse::tail_bytes_max);
+  r.tail_len = std::uint8_t(p - r.tail);
+  r.close_after = close;
+  conn.queued_bytes += r.head.size() + http::DateCache::line_bytes + r.tail_len + r.body.size();
+  counters_.responses[status_index(r.status)].add();
+}
+
+void Shard::queue_error(Connection& conn, int status) {
+  if (conn.out.full()) {
+    abort(conn);  // no room to say why; the peer is pipelining without reading
+    return;
+  }
+  PendingResponse& r = conn.out.push();
+  r = PendingResponse{};
+  const heads::ErrorResponse e = heads::error_response(status);
+  r.status = std::uint16_t(status);
+  r.head = e.head;
+  r.body = e.body;
+  r.source = BodySource::fixed;
+  finish_response(conn, r, e.body.size(), true, false);
+  begin_drain(conn);
+  mark_dirty(conn);
+}
+
+// ---------------------------------------------------------------------------
+// Output: one send per connection in flight, built from where bytes live.
+
+void Shard::flush(Connection& conn) {
+  if (conn.send_inflight || conn.out.empty() || conn.state == ConnState::closing ||
+      conn.state == ConnState::lingering) {
+    return;
+  }
+  std::size_t n = 0;
+  std::uint64_t total = 0;
+  std::uint32_t retires = 0;
+  std::uint64_t stream_bytes = 0;
+  auto add = [&](const char* data, std::size_t len) {
+    if (len == 0) return;
+    assert(n < conn.iov.size());
+    conn.iov[n++] = iovec{const_cast<char*>(data), len};
+    total += len;
+  };
+  const std::string_view date = date_.line();
+  for (std::size_t i = 0; i < conn.out.size(); ++i) {
+    PendingResponse& r = conn.out.at(i);
+    if (!r.head_sent) {
+      add(r.head.data(), r.head.size());
+      if (!r.interim) {
+        add(date.data(), date.size());
+        add(r.tail, r.tail_len);
+      }
+    }
+    if (r.source != BodySource::stream) {
+      add(r.body.data(), r.body.size());
+      ++retires;
+      continue;
+    }
+    // A stream: the next chunk, as iovecs over the shared pattern block.
+    constexpr std::uint64_t chunk_max = Connection::stream_iovecs_max * stream_block_bytes;
+    const std::uint64_t chunk = std::min<std::uint64_t>(r.stream_remaining, chunk_max);
+    for (std::uint64_t done = 0; done < chunk;) {
+      const std::uint64_t piece = std::min<std::uint64_t>(chunk - done, stream_block_bytes);
+      add(stream_chunk_start(r.stream_offset + done), piece);
+      done += piece;
+    }
+    if (chunk == r.stream_remaining) {
+      ++retires;
+      continue;
+    }
+    stream_bytes = chunk;  // unfinished: nothing after it may be sent yet
+    break;
+  }
+  assert(total > 0);
+  conn.msg = msghdr{};
+  conn.msg.msg_iov = conn.iov.data();
+  conn.msg.msg_iovlen = n;
+  conn.send_bytes_left = total;
+  conn.send_retires = retires;
+  conn.send_stream_bytes = stream_bytes;
+  io_uring_sqe* sqe = ring_.sqe();
+  io_uring_prep_sendmsg(sqe, conn.fd, &conn.msg, MSG_NOSIGNAL);
+  sqe->user_data = tag(Op::send, conn);
+  conn.send_inflight = true;
+  ++conn.inflight;
+  counters_.sends.add();
+}
+
+void Shard::on_send(Connection& conn, std::int32_t res) {
+  assert(conn.send_inflight);
+  assert(conn.inflight > 0);
+  conn.send_inflight = false;
+  --conn.inflight;
+  if (res < 0) {
+    abort(conn);  // EPIPE, ECONNRESET, or our own cancel: the peer is gone
+    maybe_release(conn);
+    return;
+  }
+  counters_.bytes_sent.add(std::uint64_t(res));
+  conn.last_activity_ms = now_ms_;
+  if (conn.state == ConnState::closing) return maybe_release(conn);
+  if (std::uint64_t(res) < conn.send_bytes_left) {
+    // Short write: resume from exactly the next unsent byte.
+    counters_.sends_short.add();
+    std::size_t left = std::size_t(res);
+    while (left > 0) {
+      iovec& first = conn.msg.msg_iov[0];
+      if (left >= first.iov_len) {
+        left -= first.iov_len;
+        ++conn.msg.msg_iov;
+        --conn.msg.msg_iovlen;
+      } else {
+        first.iov_base = static_cast<char*>(first.iov_base) + left;
+        first.iov_len -= left;
+        left = 0;
+      }
+    }
+    conn.send_bytes_left -= std::uint64_t(res);
+    io_uring_sqe* sqe = ring_.sqe();
+    io_uring_prep_sendmsg(sqe, conn.fd, &conn.msg, MSG_NOSIGNAL);
+    sqe->user_data = tag(Op::send, conn);
+    conn.send_inflight = true;
+    ++conn.inflight;
+    counters_.sends.add();
+    return;
+  }
+  retire_sent(conn);
+  if (conn.state == ConnState::open && conn.input_paused && can_take_more(conn)) resume_input(conn);
+  flush(conn);
+  maybe_finish_drain(conn);
+}
+
+void Shard::retire_sent(Connection& conn) {
+  for (std::uint32_t i = 0; i < conn.send_retires; ++i) {
+    PendingResponse& r = conn.out.front();
+    if (r.source != BodySource::stream) {
+      const std::uint64_t bytes = r.head_sent ? 0 : r.head.size() + (r.interim ? 0 : http::DateCache::line_bytes + r.tail_len);
+      conn.queued_bytes -= std::min(conn.queued_bytes, bytes + r.body.size());
+    } else if (!r.head_sent) {
+      conn.queued_bytes -= std::min<std::uint64_t>(conn.queued_bytes, r.head.size() + http::DateCache::line_bytes + r.tail_len);
+    }
+    if (r.source == BodySource::metrics) conn.metrics_queued = false;
+    conn.out.pop();
+  }
+  if (conn.send_stream_bytes > 0) {
+    PendingResponse& r = conn.out.front();
+    assert(r.source == BodySource::stream);
+    if (!r.head_sent) {
+      conn.queued_bytes -= std::min<std::uint64_t>(conn.queued_bytes, r.head.size() + http::DateCache::line_bytes + r.tail_len);
+      r.head_sent = true;
+    }
+    r.stream_offset += conn.send_stream_bytes;
+    r.stream_remaining -= conn.send_stream_bytes;
+  }
+  conn.send_retires = 0;
+  conn.send_stream_bytes = 0;
+}
+
+// ---------------------------------------------------------------------------
+// Closing: graceful (drain, FIN, linger) and abortive (cancel everything).
+
+void Shard::begin_drain(Connection& conn) {
+  if (conn.state != ConnState::open) return;
+  conn.state = ConnState::draining;
+  // Held input will never be parsed now.
+  while (conn.held_count > 0) {
+    release_chunk(conn.held[conn.held_head]);
+    conn.held_head = (conn.held_head + 1) % Connection::held_chunks_max;
+    --conn.held_count;
+  }
+  conn.input_paused = false;
+}
+
+void Shard::maybe_finish_drain(Connection& conn) {
+  if (conn.state != ConnState::draining || conn.send_inflight || !conn.out.empty()) return;
+  if (conn.peer_eof) {
+    abort(conn);
+    return;
+  }
+  // Half-close, then keep reading (and discarding) until the peer closes:
+  // closing at once with unread input would send a reset that can destroy
+  // the response before the peer reads it.
+  conn.state = ConnState::lingering;
+  conn.linger_deadline_ms = now_ms_ + linger_ms;
+  io_uring_sqe* sqe = ring_.sqe();
+  io_uring_prep_shutdown(sqe, conn.fd, SHUT_WR);
+  sqe->user_data = tag(Op::shutdown, conn);
+  ++conn.inflight;
+  if (!conn.recv_armed && !conn.rearm_recv) arm_recv(conn);
+}
+
+void Shard::on_shutdown(Connection& conn, std::int32_t res) {
+  assert(conn.inflight > 0);
+  --conn.inflight;
+  if (res < 0) abort(conn);
+  maybe_release(conn);
+}
+
+void Shard::cancel_op(Connection& conn, Op op) {
+  io_uring_sqe* sqe = ring_.sqe();
+  io_uring_prep_cancel64(sqe, tag(op, conn), 0);
+  sqe->user_data = tag(Op::cancel, conn);
+  ++conn.inflight;
+}
+
+void Shard::abort(Connection& conn) {
+  if (conn.state == ConnState::closing || conn.state == ConnState::free) return;
+  conn.state = ConnState::closing;
+  conn.rearm_recv = false;
+  if (conn.recv_armed) {
+    cancel_op(conn, Op::recv);
+    counters_.cancellations.add();
+  }
+  if (conn.send_inflight) {
+    cancel_op(conn, Op::send);
+    counters_.cancellations.add();
+  }
+  maybe_release(conn);
+}
+
+void Shard::maybe_release(Connection& conn) {
+  if (conn.state != ConnState::closing || conn.inflight > 0) return;
+  ::close(conn.fd);
+  while (conn.held_count > 0) {
+    release_chunk(conn.held[conn.held_head]);
+    conn.held_head = (conn.held_head + 1) % Connection::held_chunks_max;
+    --conn.held_count;
+  }
+  conn.out.clear();
+  conn.fd = -1;
+  conn.state = ConnState::free;
+  conn.metrics_queued = false;
+  assert(open_count_ > 0);
+  --open_count_;
+  counters_.connections_closed.add();
+  free_slots_.push_back(conn.slot);
+}
+
+void Shard::check_timeouts(Connection& conn) {
+  switch (conn.state) {
+    case ConnState::lingering:
+      if (now_ms_ >= conn.linger_deadline_ms) abort(conn);
+      return;
+    case ConnState::open:
+      break;
+    default:
+      return;
+  }
+  if (conn.parser.in_header_section() && !conn.input_paused) {
+    if (now_ms_ >= conn.header_deadline_ms) {
+      // Slowloris protection: a header section must arrive in time.
+      counters_.timeouts_header.add();
+      queue_error(conn, 408);
+    }
+    return;
+  }
+  if (now_ms_ - conn.last_activity_ms >= options_.idle_timeout_ms) {
+    counters_.timeouts_idle.add();
+    abort(conn);
+  }
+}
+
+}  // namespace ringhttp::server

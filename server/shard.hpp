@@ -1,0 +1,127 @@
+#pragma once
+// A shard: one thread pinned to one CPU, with its own io_uring, its own
+// SO_REUSEPORT listener and its own connection table. Nothing a shard
+// touches on the request path is shared with another shard; /metrics reads
+// the other shards' counters, which their owners write without atomics'
+// read-modify-write (see core/metrics/counter.hpp).
+
+#include <cstdint>
+#include <ctime>
+#include <latch>
+#include <span>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/http/date_cache.hpp"
+#include "core/uring/buffer_ring.hpp"
+#include "core/uring/ring.hpp"
+#include "core/uring/user_data.hpp"
+#include "server/connection.hpp"
+#include "server/counters.hpp"
+#include "server/options.hpp"
+
+namespace ringhttp::server {
+
+class Shard {
+ public:
+  // Provided receive buffers per shard and their size. A request is far
+  // smaller than a buffer; many in-flight receives share the pool.
+  static constexpr std::uint32_t recv_buffers = 1024;
+  static constexpr std::uint32_t recv_buffer_bytes = 4096;
+  static constexpr std::uint32_t tick_ms = 100;            // timeouts and Date refresh
+  static constexpr std::uint32_t linger_ms = 1000;         // after our FIN, wait this long for the peer's
+  static constexpr std::uint32_t accept_backoff_ms = 100;  // after EMFILE/ENFILE
+  static constexpr std::uint8_t enobufs_in_a_row_max = 8;  // then wait for the tick
+
+  Shard(const Options& options, int index, int listen_fd, const uring::Features& features,
+        ShardCounters& counters, std::span<const ShardCounters* const> all_shards);
+  ~Shard();
+  Shard(const Shard&) = delete;
+  Shard& operator=(const Shard&) = delete;
+
+  // Starts the thread; counts `ready` down when it serves (or failed: see error()).
+  void start(std::latch& ready);
+  void request_stop();  // from another thread
+  void join();
+  const std::string& error() const { return error_; }
+
+  // Parser callbacks, routed here by the connection.
+  void on_request_headers(Connection& conn, const http::RequestHead& head);
+  bool on_request(Connection& conn, const http::RequestHead& head);
+
+ private:
+  bool setup();
+  void run();
+  void dispatch(const uring::Completion& c);
+  void after_batch();
+
+  void arm_accept();
+  void arm_tick();
+  void arm_wake();
+  void on_accept(std::int32_t res, std::uint32_t flags);
+  void on_tick();
+  void begin_stop();
+
+  Connection* allocate();
+  void open_connection(int fd);
+  void arm_recv(Connection& conn);
+  void on_recv(Connection& conn, std::int32_t res, std::uint32_t flags);
+  void consume(Connection& conn, InputChunk chunk);
+  void hold(Connection& conn, InputChunk chunk, bool at_front);
+  void release_chunk(InputChunk chunk);
+  void pause_input(Connection& conn);
+  void resume_input(Connection& conn);
+  bool can_take_more(const Connection& conn) const;
+
+  void queue_error(Connection& conn, int status);
+  void finish_response(Connection& conn, PendingResponse& r, std::uint64_t content_length, bool close,
+                       bool http10_keep_alive);
+  void flush(Connection& conn);
+  void on_send(Connection& conn, std::int32_t res);
+  void retire_sent(Connection& conn);
+
+  void begin_drain(Connection& conn);
+  void maybe_finish_drain(Connection& conn);
+  void on_shutdown(Connection& conn, std::int32_t res);
+  void abort(Connection& conn);
+  void cancel_op(Connection& conn, uring::Op op);
+  void maybe_release(Connection& conn);
+  void check_timeouts(Connection& conn);
+  void mark_dirty(Connection& conn);
+  char* own_buffer(const Connection& conn) { return own_buffers_ + std::size_t(conn.slot) * recv_buffer_bytes; }
+
+  const Options& options_;
+  const int index_;
+  const int listen_fd_;
+  const uring::Features features_;
+  ShardCounters& counters_;
+  const std::span<const ShardCounters* const> all_shards_;
+  http::RequestParser::Limits limits_;
+
+  uring::Ring ring_;
+  uring::BufferRing buffers_;
+  char* own_buffers_ = nullptr;  // per-connection receive buffers when there is no buffer ring
+  Connection* table_ = nullptr;  // mapped once; slots constructed on first use
+  std::size_t table_bytes_ = 0;
+  std::uint32_t constructed_ = 0;
+  std::vector<std::uint32_t> free_slots_;
+  std::vector<std::uint32_t> dirty_;
+  std::uint32_t open_count_ = 0;
+
+  http::DateCache date_;
+  std::uint64_t now_ms_ = 0;
+  __kernel_timespec tick_ts_{};
+  int wake_fd_ = -1;
+  std::uint64_t wake_value_ = 0;
+  bool accept_armed_ = false;
+  std::uint64_t accept_backoff_until_ms_ = 0;
+  bool stopping_ = false;
+  std::uint64_t stop_deadline_ms_ = 0;
+  std::uint64_t sq_full_flushes_seen_ = 0;
+
+  std::thread thread_;
+  std::string error_;
+};
+
+}  // namespace ringhttp::server

@@ -1,0 +1,178 @@
+// The parser layer alone: bytes in, events out, every split of the input.
+
+#include "core/http/request_parser.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace ringhttp::http {
+namespace {
+
+struct Seen {
+  std::string method;
+  std::string target;
+  bool keep_alive;
+  bool expect_continue;
+};
+
+class Recorder final : public RequestEvents {
+ public:
+  void on_request_headers(const RequestHead& head) override {
+    if (head.expect_continue) ++continues;
+  }
+  bool on_request(const RequestHead& head) override {
+    seen.push_back({std::string(head.method_name), std::string(head.target), head.keep_alive, head.expect_continue});
+    return pause_after_each;
+  }
+  std::vector<Seen> seen;
+  int continues = 0;
+  bool pause_after_each = false;
+};
+
+struct Parsed {
+  Recorder events;
+  RequestParser parser;
+  RequestParser::Result last{RequestParser::Status::done, 0};
+
+  explicit Parsed(RequestParser::Limits limits = {}) { parser.reset(limits, &events); }
+
+  // Feeds `input` in pieces of `step` bytes, resuming after pauses.
+  RequestParser::Status feed_all(const std::string& input, std::size_t step) {
+    std::size_t pos = 0;
+    while (pos < input.size()) {
+      const std::size_t len = std::min(step, input.size() - pos);
+      std::size_t off = 0;
+      while (off < len) {
+        last = parser.feed(input.data() + pos + off, len - off);
+        if (last.status == RequestParser::Status::error) return last.status;
+        off += last.consumed;
+        if (last.status == RequestParser::Status::done) break;
+      }
+      pos += len;
+    }
+    return last.status;
+  }
+};
+
+const std::string two_requests =
+    "GET /plaintext HTTP/1.1\r\nHost: a\r\n\r\n"
+    "POST /json?x=1 HTTP/1.1\r\nHost: a\r\nContent-Length: 26\r\n\r\nGET /smuggled HTTP/1.1\r\n\r\n";
+
+TEST(RequestParser, parses_pipelined_requests_at_every_split) {
+  for (std::size_t step = 1; step <= two_requests.size(); ++step) {
+    Parsed p;
+    ASSERT_NE(p.feed_all(two_requests, step), RequestParser::Status::error) << "step " << step;
+    ASSERT_EQ(p.events.seen.size(), 2u) << "step " << step;
+    EXPECT_EQ(p.events.seen[0].method, "GET");
+    EXPECT_EQ(p.events.seen[0].target, "/plaintext");
+    EXPECT_EQ(p.events.seen[1].method, "POST");
+    EXPECT_EQ(p.events.seen[1].target, "/json?x=1");  // the body is never parsed as a request
+  }
+}
+
+TEST(RequestParser, pause_reports_exactly_the_bytes_of_the_first_request) {
+  Parsed p;
+  p.events.pause_after_each = true;
+  const auto r = p.parser.feed(two_requests.data(), two_requests.size());
+  ASSERT_EQ(r.status, RequestParser::Status::paused);
+  EXPECT_EQ(r.consumed, std::string("GET /plaintext HTTP/1.1\r\nHost: a\r\n\r\n").size());
+  const auto rest = p.parser.feed(two_requests.data() + r.consumed, two_requests.size() - r.consumed);
+  EXPECT_EQ(rest.status, RequestParser::Status::paused);
+  EXPECT_EQ(r.consumed + rest.consumed, two_requests.size());
+  EXPECT_EQ(p.events.seen.size(), 2u);
+}
+
+TEST(RequestParser, keep_alive_follows_version_and_connection_header) {
+  const struct {
+    const char* input;
+    bool keep_alive;
+  } cases[] = {
+      {"GET / HTTP/1.0\r\n\r\n", false},
+      {"GET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\n", true},
+      {"GET / HTTP/1.1\r\n\r\n", true},
+      {"GET / HTTP/1.1\r\nConnection: close\r\n\r\n", false},
+  };
+  for (const auto& c : cases) {
+    Parsed p;
+    p.feed_all(c.input, 1000);
+    ASSERT_EQ(p.events.seen.size(), 1u) << c.input;
+    EXPECT_EQ(p.events.seen[0].keep_alive, c.keep_alive) << c.input;
+  }
+}
+
+TEST(RequestParser, chunked_body_is_consumed) {
+  Parsed p;
+  const std::string in =
+      "POST /a HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\nGET /b HTTP/1.1\r\n\r\n";
+  for (std::size_t step = 1; step <= in.size(); ++step) {
+    Parsed q;
+    ASSERT_NE(q.feed_all(in, step), RequestParser::Status::error);
+    ASSERT_EQ(q.events.seen.size(), 2u);
+    EXPECT_EQ(q.events.seen[1].target, "/b");
+  }
+}
+
+TEST(RequestParser, expect_continue_is_reported_with_a_body_only) {
+  Parsed p;
+  p.feed_all("POST /a HTTP/1.1\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\nok"
+             "GET /b HTTP/1.1\r\nExpect: 100-continue\r\n\r\n", 7);
+  EXPECT_EQ(p.events.continues, 1);
+  EXPECT_EQ(p.events.seen.size(), 2u);
+}
+
+struct BadCase {
+  const char* name;
+  std::string input;
+  ParseError error;
+};
+
+TEST(RequestParser, each_bad_input_maps_to_its_error_and_status) {
+  const std::string big_header = "GET / HTTP/1.1\r\nX: " + std::string(9000, 'a') + "\r\n\r\n";
+  const std::vector<BadCase> cases = {
+      {"malformed", "GARBAGE\r\n\r\n", ParseError::malformed},
+      {"bad version", "GET / HTTP/x\r\n\r\n", ParseError::malformed},
+      {"cl and te", "POST / HTTP/1.1\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n", ParseError::ambiguous_length},
+      {"te and cl", "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\nContent-Length: 5\r\n\r\n", ParseError::ambiguous_length},
+      {"two lengths", "POST / HTTP/1.1\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\n", ParseError::ambiguous_length},
+      {"gzip", "POST / HTTP/1.1\r\nTransfer-Encoding: gzip\r\n\r\n", ParseError::unsupported_transfer_coding},
+      {"gzip, chunked", "POST / HTTP/1.1\r\nTransfer-Encoding: gzip, chunked\r\n\r\n", ParseError::unsupported_transfer_coding},
+      {"header too large", big_header, ParseError::header_too_large},
+      {"body too large", "POST / HTTP/1.1\r\nContent-Length: 2000000\r\n\r\n", ParseError::body_too_large},
+      {"target too long", "GET /" + std::string(3000, 'a') + " HTTP/1.1\r\n\r\n", ParseError::target_too_long},
+  };
+  for (const BadCase& c : cases) {
+    for (std::size_t step : {std::size_t(1), std::size_t(3), c.input.size()}) {
+      Parsed p;
+      EXPECT_EQ(p.feed_all(c.input, step), RequestParser::Status::error) << c.name << " step " << step;
+      EXPECT_EQ(p.parser.error(), c.error) << c.name << " step " << step;
+    }
+  }
+  EXPECT_EQ(status_for(ParseError::malformed), 400);
+  EXPECT_EQ(status_for(ParseError::ambiguous_length), 400);
+  EXPECT_EQ(status_for(ParseError::header_too_large), 431);
+  EXPECT_EQ(status_for(ParseError::body_too_large), 413);
+  EXPECT_EQ(status_for(ParseError::unsupported_transfer_coding), 501);
+}
+
+TEST(RequestParser, chunked_body_over_limit_is_refused) {
+  RequestParser::Limits limits;
+  limits.body_bytes_max = 4;
+  Parsed p(limits);
+  EXPECT_EQ(p.feed_all("POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n", 3),
+            RequestParser::Status::error);
+  EXPECT_EQ(p.parser.error(), ParseError::body_too_large);
+}
+
+TEST(RequestParser, header_section_state_is_tracked) {
+  Parsed p;
+  p.feed_all("GET / HTTP/1.1\r\nHost:", 100);
+  EXPECT_TRUE(p.parser.in_header_section());
+  p.feed_all(" x\r\n\r\n", 100);
+  EXPECT_FALSE(p.parser.in_header_section());
+  EXPECT_FALSE(p.parser.in_message());
+}
+
+}  // namespace
+}  // namespace ringhttp::http

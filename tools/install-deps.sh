@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Installs what ringhttp needs from Debian's packages. Idempotent and quiet
+# when everything is already present. Usage: tools/install-deps.sh [--bench]
+set -euo pipefail
+
+packages=(meson ninja-build pkg-config g++ liburing-dev libsimdjson-dev libmimalloc-dev
+          libgtest-dev libbenchmark-dev node-llhttp libssl-dev)
+if [[ "${1:-}" == "--bench" ]]; then
+  packages+=(wrk nginx-light time procps util-linux python3)
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
+    missing+=("$p")
+  fi
+done
+[[ ${#missing[@]} -eq 0 ]] && exit 0
+
+sudo=""
+if [[ $(id -u) -ne 0 ]]; then
+  command -v sudo >/dev/null || { echo "install-deps: need root or sudo to install: ${missing[*]}" >&2; exit 1; }
+  sudo="sudo"
+fi
+echo "install-deps: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

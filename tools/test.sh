@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# README command two: install dependencies, build, run every test; then the
+# same tests again in a build with AddressSanitizer and UndefinedBehaviorSanitizer.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+tools/install-deps.sh
+
+configure() {  # dir, extra meson options...
+  local dir=$1; shift
+  if [[ -d "$dir" ]]; then
+    meson setup --reconfigure "$dir" "$@" >/dev/null
+  else
+    meson setup "$dir" "$@" >/dev/null
+  fi
+}
+
+configure build -Dwerror=true
+ninja -C build
+meson test -C build --print-errorlogs
+
+configure build-san -Dwerror=true -Db_sanitize=address,undefined -Dbuildtype=debug -Db_lundef=false -Dbench=false
+ninja -C build-san
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  meson test -C build-san --print-errorlogs
+echo "test.sh: all tests passed (plain and ASan+UBSan)"
