@@ -51,7 +51,11 @@ std::string Address::to_string() const {
     return std::string(text) + ":" + std::to_string(port());
   }
   ::inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6*>(&storage)->sin6_addr, text, sizeof text);
-  return "[" + std::string(text) + "]:" + std::to_string(port());
+  // Built by appending: GCC 12 warns falsely (-Wrestrict) on "[" + string.
+  std::string out;
+  out.reserve(INET6_ADDRSTRLEN + 8);
+  out.append("[").append(text).append("]:").append(std::to_string(port()));
+  return out;
 }
 
 bool is_loopback(const Address& address) {
