@@ -31,8 +31,8 @@ using namespace ringhttp;
 const char* allocator_name() {
 #if RINGHTTP_MIMALLOC
   // Asked of the allocator itself, so the line says what really runs: a
-  // block from plain malloc() must come from mimalloc's heap.
-  void* probe = std::malloc(64);
+  // block from plain calloc() must come from mimalloc's heap.
+  void* probe = std::calloc(1, 64);
   const bool ours = mi_is_in_heap_region(probe);
   std::free(probe);
   return ours ? "mimalloc" : "system (mimalloc linked but not overriding malloc)";

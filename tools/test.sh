@@ -19,7 +19,7 @@ configure build -Dwerror=true
 ninja -C build
 meson test -C build --print-errorlogs
 
-configure build-san -Dwerror=true -Db_sanitize=address,undefined -Dbuildtype=debug -Db_lundef=false -Dbench=false
+configure build-san -Dwerror=true -Db_sanitize=address,undefined -Dbuildtype=debug -Db_lundef=false -Dbench=false -Dallocator=system
 ninja -C build-san
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   meson test -C build-san --print-errorlogs
