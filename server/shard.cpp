@@ -431,7 +431,10 @@ void Shard::on_recv(Connection& conn, std::int32_t res, std::uint32_t flags) {
   const bool want_input = conn.state == ConnState::lingering ||
                           (conn.state == ConnState::open && !conn.input_paused && !conn.peer_eof) ||
                           conn.state == ConnState::draining;
-  if (res > 0 && want_input && !conn.recv_armed && !conn.rearm_recv && conn.state != ConnState::closing) {
+  // Re-arm a receive that ended: a single-shot one after data, and a
+  // multishot one cancelled to pause input if input has since resumed.
+  const bool ended_normally = res > 0 || res == -ECANCELED;
+  if (ended_normally && want_input && !conn.recv_armed && !conn.rearm_recv && conn.state != ConnState::closing) {
     arm_recv(conn);
   }
   maybe_release(conn);
