@@ -1,0 +1,116 @@
+// Output larger than the socket can hold: the server must resume short
+// sends and stop reading a connection whose responses are not being read,
+// without losing or reordering a byte.
+#include <gtest/gtest.h>
+#include <sys/socket.h>
+
+#include <atomic>
+#include <string>
+#include <thread>
+
+#include "support/checks.hpp"
+#include "support/server_process.hpp"
+#include "support/stream_pattern.hpp"
+
+namespace socket_test {
+namespace {
+
+using namespace std::chrono_literals;
+
+// Small enough that the server's output outruns the client at once.
+constexpr int client_receive_buffer_bytes = 16 * 1024;
+
+TEST(Drain, large_stream_reaches_a_slow_reader_complete_and_in_order) {
+  constexpr unsigned long long bytes = 64ull << 20;
+  ServerProcess server({"--shards", "1"});
+  Connection connection(server.port(), {.receive_buffer_bytes = client_receive_buffer_bytes});
+  connection.send_all(get(stream_path(bytes)));
+  // Read nothing for a while so the server's sends fill the socket and come
+  // back short (a pause, not a timing assertion).
+  std::this_thread::sleep_for(300ms);
+  const Response response = connection.read_head();
+  ASSERT_EQ(response.status, 200);
+  ASSERT_EQ(response.content_length(), bytes);
+  ASSERT_TRUE(read_stream_body(connection, bytes));
+  EXPECT_TRUE(is_plaintext_ok(round_trip(connection, get("/plaintext"))));
+}
+
+// Request i of the backlog test; three shapes so that any reordering,
+// duplication or loss changes what arrives.
+std::string backlog_path(int i) {
+  switch (i % 3) {
+    case 0:
+      return "/plaintext";
+    case 1:
+      return "/json";
+    default:
+      return stream_path(static_cast<unsigned long long>(i % 97));
+  }
+}
+
+testing::AssertionResult is_backlog_response(const Response& response, int i) {
+  if (response.status != 200) return testing::AssertionFailure() << "status " << response.status;
+  switch (i % 3) {
+    case 0:
+      return is_plaintext_ok(response);
+    case 1:
+      if (response.body == json_body) return testing::AssertionSuccess();
+      return testing::AssertionFailure() << "expected the json body, got \"" << response.body << "\"";
+    default:
+      if (response.body.size() != static_cast<std::size_t>(i % 97)) {
+        return testing::AssertionFailure() << "stream of " << response.body.size() << " bytes, expected " << i % 97;
+      }
+      if (first_pattern_mismatch(response.body, 0)) return testing::AssertionFailure() << "stream pattern";
+      return testing::AssertionSuccess();
+  }
+}
+
+// The client writes 4,000 pipelined requests from one thread while the main
+// thread reads nothing for a while: with --output-bytes-max 16384 the server
+// has to stop reading this connection (and the writer blocks in send), then
+// resume as responses drain. Every response must arrive, in order.
+TEST(Drain, pipelined_backlog_is_answered_in_order_without_loss) {
+  constexpr int batches = 20;
+  constexpr int batch_requests = 200;
+  constexpr int count = batches * batch_requests;
+  ServerProcess server({"--shards", "1", "--output-bytes-max", "16384"});
+  Connection connection(server.port(), {.receive_buffer_bytes = client_receive_buffer_bytes});
+
+  std::atomic<bool> writer_failed = false;
+  std::string writer_error;
+  std::thread writer([&] {
+    try {
+      for (int batch = 0; batch < batches; ++batch) {
+        std::string pipeline;
+        for (int i = batch * batch_requests; i < (batch + 1) * batch_requests; ++i) {
+          pipeline += get(backlog_path(i));
+        }
+        connection.send_all(pipeline);
+      }
+    } catch (const std::exception& e) {
+      writer_error = e.what();
+      writer_failed = true;
+    }
+  });
+  std::this_thread::sleep_for(300ms);  // let the backlog build up; not a timing assertion
+
+  int answered = 0;
+  try {
+    for (; answered < count; ++answered) {
+      const Response response = connection.read_response();
+      if (const auto ok = is_backlog_response(response, answered); !ok) {
+        ADD_FAILURE() << "response " << answered << ": " << ok.message();
+        break;
+      }
+    }
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << "after " << answered << " of " << count << " responses: " << e.what();
+  }
+  if (answered < count) ::shutdown(connection.fd(), SHUT_RDWR);  // unblock the writer
+  writer.join();
+  EXPECT_FALSE(writer_failed.load()) << writer_error;
+  EXPECT_EQ(answered, count);
+}
+
+}  // namespace
+}  // namespace socket_test

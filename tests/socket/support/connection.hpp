@@ -1,0 +1,81 @@
+// A blocking TCP client connection to the server under test, with a receive
+// and send timeout so that a broken server fails a test instead of hanging it.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "support/http_response.hpp"
+
+namespace socket_test {
+
+struct ConnectOptions {
+  std::chrono::milliseconds timeout{5000};  // SO_RCVTIMEO and SO_SNDTIMEO
+  std::optional<int> receive_buffer_bytes;  // SO_RCVBUF, set before connect so the window honours it
+  bool no_delay = true;                     // TCP_NODELAY: each send() leaves as its own segment
+};
+
+class Connection {
+ public:
+  // Connects to 127.0.0.1:port; throws std::runtime_error on failure.
+  explicit Connection(std::uint16_t port, ConnectOptions options = {});
+  ~Connection();
+
+  Connection(Connection&& other) noexcept;
+  Connection& operator=(Connection&& other) noexcept;
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+
+  // Sends every byte or throws (timeout, reset, ...). Never raises SIGPIPE.
+  void send_all(std::string_view bytes);
+  // One send() per byte.
+  void send_byte_by_byte(std::string_view bytes);
+
+  // Buffered bytes if there are any, else the bytes of one recv(), at most
+  // `max`. Empty means the peer closed. Throws on timeout or error.
+  std::string read_some(std::size_t max = 64 * 1024);
+  // One raw recv() (buffered bytes first); same as read_some.
+  std::string recv_some(std::size_t max = 64 * 1024) { return read_some(max); }
+  // Exactly n bytes; throws if the connection closes or times out first.
+  std::string read_exact(std::size_t n);
+  // One CRLF-terminated line without its CRLF; throws on EOF or timeout.
+  std::string read_line();
+  // Everything until the peer closes.
+  std::string read_until_close();
+
+  // One response: status line, headers, then the body framed by
+  // Content-Length or chunked coding (none for HEAD, 1xx, 204, 304).
+  Response read_response(bool head = false);
+  // Status line and headers only; the body stays unread.
+  Response read_head();
+
+  // Success when the peer has closed (EOF or reset) within the timeout and
+  // sent nothing more before closing.
+  testing::AssertionResult expect_closed();
+
+  void set_timeout(std::chrono::milliseconds timeout);
+  // SO_LINGER {1, 0} then close: the peer sees a reset.
+  void reset();
+  void close();
+
+  int fd() const { return fd_; }
+  std::size_t buffered() const { return buffer_.size() - consumed_; }
+
+ private:
+  // Appends one recv() to the buffer; returns its size (0 = EOF). Throws on
+  // timeout or error.
+  std::size_t fill();
+  std::string take(std::size_t n);
+
+  int fd_ = -1;
+  std::chrono::milliseconds timeout_{};
+  std::string buffer_;
+  std::size_t consumed_ = 0;
+};
+
+}  // namespace socket_test
