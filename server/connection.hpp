@@ -59,11 +59,11 @@ struct Connection final : http::RequestEvents {
   std::uint16_t inflight = 0;  // operations whose last completion has not arrived
   bool recv_armed = false;
   bool send_inflight = false;
-  bool input_paused = false;   // parser paused or queue full: no parsing, no reading
-  bool peer_eof = false;       // the peer half-closed; answer what we have, then close
-  bool metrics_queued = false; // metrics_text is referenced by a queued response
-  bool dirty = false;          // on the shard's list to flush after this batch
-  bool rearm_recv = false;     // re-arm the receive after this batch (-ENOBUFS)
+  bool input_paused = false;    // parser paused or queue full: no parsing, no reading
+  bool peer_eof = false;        // the peer half-closed; answer what we have, then close
+  bool metrics_queued = false;  // metrics_text is referenced by a queued response
+  bool dirty = false;           // on the shard's list to flush after this batch
+  bool rearm_recv = false;      // re-arm the receive after this batch (-ENOBUFS)
   std::uint8_t enobufs_in_a_row = 0;
 
   std::uint64_t last_activity_ms = 0;

@@ -25,13 +25,16 @@ void render_metrics(std::span<const ShardCounters* const> shards, std::string& o
 
   w.family("ringhttp_responses_total", "counter", "Responses queued, by status.");
   for (std::size_t i = 0; i < counted_statuses.size(); ++i) {
-    const std::uint64_t n = sum(shards, [i](const ShardCounters& c) -> const metrics::Counter& { return c.responses[i]; });
+    const std::uint64_t n =
+        sum(shards, [i](const ShardCounters& c) -> const metrics::Counter& { return c.responses[i]; });
     const std::string status = counted_statuses[i] == 0 ? "other" : std::to_string(counted_statuses[i]);
     w.sample("ringhttp_responses_total", "status", status, n);
   }
 
-  const std::uint64_t accepted = sum(shards, [](const ShardCounters& c) -> const metrics::Counter& { return c.connections_accepted; });
-  const std::uint64_t closed = sum(shards, [](const ShardCounters& c) -> const metrics::Counter& { return c.connections_closed; });
+  const std::uint64_t accepted =
+      sum(shards, [](const ShardCounters& c) -> const metrics::Counter& { return c.connections_accepted; });
+  const std::uint64_t closed =
+      sum(shards, [](const ShardCounters& c) -> const metrics::Counter& { return c.connections_closed; });
   w.family("ringhttp_connections_accepted_total", "counter", "Connections accepted.");
   w.sample("ringhttp_connections_accepted_total", accepted);
   w.family("ringhttp_connections_active", "gauge", "Connections open now.");
@@ -52,7 +55,8 @@ void render_metrics(std::span<const ShardCounters* const> shards, std::string& o
 
   w.family("ringhttp_parse_errors_total", "counter", "Requests refused, by kind.");
   for (std::size_t i = 1; i < http::parse_error_kinds; ++i) {
-    const std::uint64_t n = sum(shards, [i](const ShardCounters& c) -> const metrics::Counter& { return c.parse_errors[i]; });
+    const std::uint64_t n =
+        sum(shards, [i](const ShardCounters& c) -> const metrics::Counter& { return c.parse_errors[i]; });
     w.sample("ringhttp_parse_errors_total", "kind", http::metric_name(http::ParseError(i)), n);
   }
 

@@ -14,8 +14,8 @@
 namespace ringhttp::server {
 
 // The statuses this server can send; one counter each.
-inline constexpr std::array<std::uint16_t, 13> counted_statuses = {100, 200, 400, 404, 405, 408,
-                                                                   413, 414, 431, 500, 501, 503, 0};
+inline constexpr std::array<std::uint16_t, 13> counted_statuses = {100, 200, 400, 404, 405, 408, 413,
+                                                                   414, 431, 500, 501, 503, 0};
 
 constexpr std::size_t status_index(std::uint16_t status) {
   for (std::size_t i = 0; i + 1 < counted_statuses.size(); ++i) {

@@ -8,8 +8,7 @@ namespace ringhttp::server::heads {
 
 #define RINGHTTP_SERVER_HEADER "Server: ringhttp\r\n"
 
-inline constexpr std::string_view ok_text =
-    "HTTP/1.1 200 OK\r\n" RINGHTTP_SERVER_HEADER "Content-Type: text/plain\r\n";
+inline constexpr std::string_view ok_text = "HTTP/1.1 200 OK\r\n" RINGHTTP_SERVER_HEADER "Content-Type: text/plain\r\n";
 inline constexpr std::string_view ok_json =
     "HTTP/1.1 200 OK\r\n" RINGHTTP_SERVER_HEADER "Content-Type: application/json\r\n";
 inline constexpr std::string_view ok_octets =
@@ -22,8 +21,7 @@ inline constexpr std::string_view bad_request =
 inline constexpr std::string_view not_found =
     "HTTP/1.1 404 Not Found\r\n" RINGHTTP_SERVER_HEADER "Content-Type: text/plain\r\n";
 inline constexpr std::string_view method_not_allowed_get_head =
-    "HTTP/1.1 405 Method Not Allowed\r\n" RINGHTTP_SERVER_HEADER
-    "Allow: GET, HEAD\r\nContent-Type: text/plain\r\n";
+    "HTTP/1.1 405 Method Not Allowed\r\n" RINGHTTP_SERVER_HEADER "Allow: GET, HEAD\r\nContent-Type: text/plain\r\n";
 inline constexpr std::string_view request_timeout =
     "HTTP/1.1 408 Request Timeout\r\n" RINGHTTP_SERVER_HEADER "Content-Type: text/plain\r\n";
 inline constexpr std::string_view payload_too_large =

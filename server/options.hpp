@@ -17,14 +17,14 @@ struct Options {
   uring::Features wanted_features = uring::Features::all();
   std::string uring_text = "all";
 
-  std::uint32_t header_bytes_max = 8192;       // 431 beyond; nginx's default large buffer is 8 KiB
-  std::uint64_t body_bytes_max = 1 << 20;      // 413 beyond; nginx's client_max_body_size default
-  std::uint32_t header_timeout_ms = 10'000;    // slowloris: a header section must arrive in this time
-  std::uint32_t idle_timeout_ms = 60'000;      // keep-alive connections with nothing to do
-  std::uint32_t connections_max = 4096;        // per shard; the table is reserved up front
-  std::uint32_t output_bytes_max = 256 * 1024; // unsent bytes per connection before it stops reading
-  std::uint32_t shutdown_timeout_ms = 5'000;   // how long in-flight responses may take on SIGTERM
-  std::uint32_t ring_entries = 1024;           // SQ entries per shard
+  std::uint32_t header_bytes_max = 8192;        // 431 beyond; nginx's default large buffer is 8 KiB
+  std::uint64_t body_bytes_max = 1 << 20;       // 413 beyond; nginx's client_max_body_size default
+  std::uint32_t header_timeout_ms = 10'000;     // slowloris: a header section must arrive in this time
+  std::uint32_t idle_timeout_ms = 60'000;       // keep-alive connections with nothing to do
+  std::uint32_t connections_max = 4096;         // per shard; the table is reserved up front
+  std::uint32_t output_bytes_max = 256 * 1024;  // unsent bytes per connection before it stops reading
+  std::uint32_t shutdown_timeout_ms = 5'000;    // how long in-flight responses may take on SIGTERM
+  std::uint32_t ring_entries = 1024;            // SQ entries per shard
 };
 
 enum class ParseOutcome { run, exit_ok, exit_usage };

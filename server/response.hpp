@@ -24,8 +24,8 @@ struct PendingResponse {
   static constexpr std::size_t tail_bytes_max = 96;
   static constexpr std::size_t scratch_bytes_max = 64;
 
-  std::string_view head;  // status line and fixed headers (static)
-  std::string_view body;  // for fixed, scratch and metrics sources
+  std::string_view head;               // status line and fixed headers (static)
+  std::string_view body;               // for fixed, scratch and metrics sources
   std::uint64_t stream_offset = 0;     // next stream byte to produce
   std::uint64_t stream_remaining = 0;  // stream bytes not yet sent
   std::uint16_t status = 0;

@@ -47,8 +47,8 @@ char* append(char* p, std::string_view s) {
 void Connection::on_request_headers(const http::RequestHead& head) { shard->on_request_headers(*this, head); }
 bool Connection::on_request(const http::RequestHead& head) { return shard->on_request(*this, head); }
 
-Shard::Shard(const Options& options, int index, int listen_fd, const uring::Features& features,
-             ShardCounters& counters, std::span<const ShardCounters* const> all_shards)
+Shard::Shard(const Options& options, int index, int listen_fd, const uring::Features& features, ShardCounters& counters,
+             std::span<const ShardCounters* const> all_shards)
     : options_(options),
       index_(index),
       listen_fd_(listen_fd),
@@ -89,8 +89,7 @@ void Shard::join() {
 bool Shard::setup() {
   const int cpu = options_.cpus[std::size_t(index_)];
   if (const int rc = net::pin_this_thread(cpu); rc != 0) {
-    error_ = "cannot pin shard " + std::to_string(index_) + " to CPU " + std::to_string(cpu) + ": " +
-             std::strerror(rc);
+    error_ = "cannot pin shard " + std::to_string(index_) + " to CPU " + std::to_string(cpu) + ": " + std::strerror(rc);
     return false;
   }
   if (wake_fd_ < 0) {
@@ -452,9 +451,7 @@ void Shard::consume(Connection& conn, InputChunk chunk) {
   }
   mark_dirty(conn);
   switch (result.status) {
-    case http::RequestParser::Status::done:
-      release_chunk(chunk);
-      return;
+    case http::RequestParser::Status::done: release_chunk(chunk); return;
     case http::RequestParser::Status::paused: {
       chunk.data += result.consumed;
       chunk.len -= std::uint32_t(result.consumed);
@@ -707,10 +704,12 @@ void Shard::retire_sent(Connection& conn) {
   for (std::uint32_t i = 0; i < conn.send_retires; ++i) {
     PendingResponse& r = conn.out.front();
     if (r.source != BodySource::stream) {
-      const std::uint64_t bytes = r.head_sent ? 0 : r.head.size() + (r.interim ? 0 : http::DateCache::line_bytes + r.tail_len);
+      const std::uint64_t bytes =
+          r.head_sent ? 0 : r.head.size() + (r.interim ? 0 : http::DateCache::line_bytes + r.tail_len);
       conn.queued_bytes -= std::min(conn.queued_bytes, bytes + r.body.size());
     } else if (!r.head_sent) {
-      conn.queued_bytes -= std::min<std::uint64_t>(conn.queued_bytes, r.head.size() + http::DateCache::line_bytes + r.tail_len);
+      conn.queued_bytes -=
+          std::min<std::uint64_t>(conn.queued_bytes, r.head.size() + http::DateCache::line_bytes + r.tail_len);
     }
     if (r.source == BodySource::metrics) conn.metrics_queued = false;
     conn.out.pop();
@@ -719,7 +718,8 @@ void Shard::retire_sent(Connection& conn) {
     PendingResponse& r = conn.out.front();
     assert(r.source == BodySource::stream);
     if (!r.head_sent) {
-      conn.queued_bytes -= std::min<std::uint64_t>(conn.queued_bytes, r.head.size() + http::DateCache::line_bytes + r.tail_len);
+      conn.queued_bytes -=
+          std::min<std::uint64_t>(conn.queued_bytes, r.head.size() + http::DateCache::line_bytes + r.tail_len);
       r.head_sent = true;
     }
     r.stream_offset += conn.send_stream_bytes;
@@ -814,10 +814,8 @@ void Shard::check_timeouts(Connection& conn) {
     case ConnState::lingering:
       if (now_ms_ >= conn.linger_deadline_ms) abort(conn);
       return;
-    case ConnState::open:
-      break;
-    default:
-      return;
+    case ConnState::open: break;
+    default: return;
   }
   if (conn.parser.in_header_section() && !conn.input_paused) {
     if (now_ms_ >= conn.header_deadline_ms) {

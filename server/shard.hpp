@@ -34,8 +34,8 @@ class Shard {
   static constexpr std::uint32_t accept_backoff_ms = 100;  // after EMFILE/ENFILE
   static constexpr std::uint8_t enobufs_in_a_row_max = 8;  // then wait for the tick
 
-  Shard(const Options& options, int index, int listen_fd, const uring::Features& features,
-        ShardCounters& counters, std::span<const ShardCounters* const> all_shards);
+  Shard(const Options& options, int index, int listen_fd, const uring::Features& features, ShardCounters& counters,
+        std::span<const ShardCounters* const> all_shards);
   ~Shard();
   Shard(const Shard&) = delete;
   Shard& operator=(const Shard&) = delete;

@@ -102,8 +102,7 @@ RequestParser::Result RequestParser::feed(const char* data, std::size_t len) {
   assert(error_ == ParseError::none);
   const llhttp_errno_t rc = llhttp_execute(&llhttp_, data, len);
   switch (rc) {
-    case HPE_OK:
-      return {Status::done, len};
+    case HPE_OK: return {Status::done, len};
     case HPE_PAUSED: {
       const std::size_t consumed = std::size_t(llhttp_get_error_pos(&llhttp_) - data);
       assert(consumed <= len);
@@ -114,8 +113,7 @@ RequestParser::Result RequestParser::feed(const char* data, std::size_t len) {
       // Upgrade and CONNECT are not served; the caller answers the request it
       // already has and closes.
       return {Status::upgrade, std::size_t(llhttp_get_error_pos(&llhttp_) - data)};
-    default:
-      break;
+    default: break;
   }
   if (error_ == ParseError::none) {
     if (rc == HPE_UNEXPECTED_CONTENT_LENGTH) {
@@ -265,8 +263,8 @@ RequestHead RequestParser::make_head() const {
   head.version_major = llhttp_.http_major;
   head.version_minor = llhttp_.http_minor;
   head.keep_alive = llhttp_should_keep_alive(&llhttp_) != 0;
-  const bool has_body = ((llhttp_.flags & F_CONTENT_LENGTH) != 0 && llhttp_.content_length > 0) ||
-                        (llhttp_.flags & F_CHUNKED) != 0;
+  const bool has_body =
+      ((llhttp_.flags & F_CONTENT_LENGTH) != 0 && llhttp_.content_length > 0) || (llhttp_.flags & F_CHUNKED) != 0;
   head.has_body = has_body;
   head.expect_continue = expect_continue_ && has_body;
   return head;

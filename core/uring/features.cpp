@@ -22,14 +22,10 @@ constexpr struct {
   int opcode;
   const char* name;
 } required_opcodes[] = {
-    {IORING_OP_ACCEPT, "accept (5.5)"},
-    {IORING_OP_RECV, "recv (5.6)"},
-    {IORING_OP_SENDMSG, "sendmsg (5.3)"},
-    {IORING_OP_ASYNC_CANCEL, "async_cancel (5.5)"},
-    {IORING_OP_TIMEOUT, "timeout (5.4)"},
-    {IORING_OP_READ, "read (5.6)"},
-    {IORING_OP_SHUTDOWN, "shutdown (5.11)"},
-    {IORING_OP_CONNECT, "connect (5.5)"},
+    {IORING_OP_ACCEPT, "accept (5.5)"},      {IORING_OP_RECV, "recv (5.6)"},
+    {IORING_OP_SENDMSG, "sendmsg (5.3)"},    {IORING_OP_ASYNC_CANCEL, "async_cancel (5.5)"},
+    {IORING_OP_TIMEOUT, "timeout (5.4)"},    {IORING_OP_READ, "read (5.6)"},
+    {IORING_OP_SHUTDOWN, "shutdown (5.11)"}, {IORING_OP_CONNECT, "connect (5.5)"},
 };
 
 class ScratchRing {
@@ -72,8 +68,7 @@ bool probe_multishot_accept(ScratchRing& ring) {
   addr.sin_family = AF_INET;
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   bool supported = false;
-  if (::bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
-      ::listen(listener, 1) == 0) {
+  if (::bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 && ::listen(listener, 1) == 0) {
     io_uring_sqe* sqe = io_uring_get_sqe(ring.get());
     io_uring_prep_multishot_accept(sqe, listener, nullptr, nullptr, 0);
     sqe->user_data = encode({Op::probe, 1, 0});

@@ -38,8 +38,7 @@ io_uring_sqe* Ring::sqe() {
     ++full_flushes_;
     const int rc = io_uring_submit(&ring_);
     if (rc < 0 && rc != -EBUSY && rc != -EAGAIN && rc != -EINTR) {
-      std::fprintf(stderr, "ringhttp: io_uring_submit failed while flushing a full SQ: %s\n",
-                   std::strerror(-rc));
+      std::fprintf(stderr, "ringhttp: io_uring_submit failed while flushing a full SQ: %s\n", std::strerror(-rc));
       std::abort();
     }
     sqe = io_uring_get_sqe(&ring_);

@@ -34,13 +34,11 @@ struct Tag {
 };
 
 constexpr std::uint64_t encode(Tag tag) {
-  return (std::uint64_t(tag.op) << 56) | (std::uint64_t(tag.slot & slot_max) << 32) |
-         std::uint64_t(tag.generation);
+  return (std::uint64_t(tag.op) << 56) | (std::uint64_t(tag.slot & slot_max) << 32) | std::uint64_t(tag.generation);
 }
 
 constexpr Tag decode(std::uint64_t user_data) {
-  return Tag{Op(user_data >> 56), std::uint32_t(user_data >> 32) & slot_max,
-             std::uint32_t(user_data)};
+  return Tag{Op(user_data >> 56), std::uint32_t(user_data >> 32) & slot_max, std::uint32_t(user_data)};
 }
 
 static_assert(sizeof(Op) == 1);

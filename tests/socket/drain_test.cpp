@@ -39,20 +39,16 @@ TEST(Drain, large_stream_reaches_a_slow_reader_complete_and_in_order) {
 // duplication or loss changes what arrives.
 std::string backlog_path(int i) {
   switch (i % 3) {
-    case 0:
-      return "/plaintext";
-    case 1:
-      return "/json";
-    default:
-      return stream_path(static_cast<unsigned long long>(i % 97));
+    case 0: return "/plaintext";
+    case 1: return "/json";
+    default: return stream_path(static_cast<unsigned long long>(i % 97));
   }
 }
 
 testing::AssertionResult is_backlog_response(const Response& response, int i) {
   if (response.status != 200) return testing::AssertionFailure() << "status " << response.status;
   switch (i % 3) {
-    case 0:
-      return is_plaintext_ok(response);
+    case 0: return is_plaintext_ok(response);
     case 1:
       if (response.body == json_body) return testing::AssertionSuccess();
       return testing::AssertionFailure() << "expected the json body, got \"" << response.body << "\"";

@@ -116,8 +116,10 @@ TEST(RequestParser, chunked_body_is_consumed) {
 
 TEST(RequestParser, expect_continue_is_reported_with_a_body_only) {
   Parsed p;
-  p.feed_all("POST /a HTTP/1.1\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\nok"
-             "GET /b HTTP/1.1\r\nExpect: 100-continue\r\n\r\n", 7);
+  p.feed_all(
+      "POST /a HTTP/1.1\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\nok"
+      "GET /b HTTP/1.1\r\nExpect: 100-continue\r\n\r\n",
+      7);
   EXPECT_EQ(p.events.continues, 1);
   EXPECT_EQ(p.events.seen.size(), 2u);
 }
@@ -133,11 +135,15 @@ TEST(RequestParser, each_bad_input_maps_to_its_error_and_status) {
   const std::vector<BadCase> cases = {
       {"malformed", "GARBAGE\r\n\r\n", ParseError::malformed},
       {"bad version", "GET / HTTP/x\r\n\r\n", ParseError::malformed},
-      {"cl and te", "POST / HTTP/1.1\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n", ParseError::ambiguous_length},
-      {"te and cl", "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\nContent-Length: 5\r\n\r\n", ParseError::ambiguous_length},
-      {"two lengths", "POST / HTTP/1.1\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\n", ParseError::ambiguous_length},
+      {"cl and te", "POST / HTTP/1.1\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n",
+       ParseError::ambiguous_length},
+      {"te and cl", "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\nContent-Length: 5\r\n\r\n",
+       ParseError::ambiguous_length},
+      {"two lengths", "POST / HTTP/1.1\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\n",
+       ParseError::ambiguous_length},
       {"gzip", "POST / HTTP/1.1\r\nTransfer-Encoding: gzip\r\n\r\n", ParseError::unsupported_transfer_coding},
-      {"gzip, chunked", "POST / HTTP/1.1\r\nTransfer-Encoding: gzip, chunked\r\n\r\n", ParseError::unsupported_transfer_coding},
+      {"gzip, chunked", "POST / HTTP/1.1\r\nTransfer-Encoding: gzip, chunked\r\n\r\n",
+       ParseError::unsupported_transfer_coding},
       {"header too large", big_header, ParseError::header_too_large},
       {"body too large", "POST / HTTP/1.1\r\nContent-Length: 2000000\r\n\r\n", ParseError::body_too_large},
       {"target too long", "GET /" + std::string(3000, 'a') + " HTTP/1.1\r\n\r\n", ParseError::target_too_long},
