@@ -52,15 +52,34 @@ io_uring_sqe* Ring::sqe() {
 
 std::uint32_t Ring::submit_and_reap(std::span<Completion> out) {
   assert(initialized_);
-  assert(!out.empty());
   int rc;
   do {
     rc = io_uring_submit_and_wait(&ring_, 1);
   } while (rc == -EINTR);
+  check_wait(rc);
+  return reap(out);
+}
+
+std::uint32_t Ring::submit_and_reap(std::span<Completion> out, __kernel_timespec timeout) {
+  assert(initialized_);
+  io_uring_cqe* cqe = nullptr;
+  int rc;
+  do {
+    rc = io_uring_submit_and_wait_timeout(&ring_, &cqe, 1, &timeout, nullptr);
+  } while (rc == -EINTR);
+  check_wait(rc);
+  return reap(out);
+}
+
+void Ring::check_wait(int rc) {
   if (rc < 0 && rc != -EBUSY && rc != -EAGAIN && rc != -ETIME) {
     std::fprintf(stderr, "ringhttp: io_uring_submit_and_wait failed: %s\n", std::strerror(-rc));
     std::abort();
   }
+}
+
+std::uint32_t Ring::reap(std::span<Completion> out) {
+  assert(!out.empty());
   io_uring_cqe* cqes[reap_batch_max];
   const std::uint32_t want = out.size() < reap_batch_max ? std::uint32_t(out.size()) : reap_batch_max;
   const std::uint32_t count = io_uring_peek_batch_cqe(&ring_, cqes, want);

@@ -43,11 +43,16 @@ class Ring {
   // timeout, when one is given), then copies up to out.size() completions
   // into `out` and advances the CQ once. Returns how many were copied.
   std::uint32_t submit_and_reap(std::span<Completion> out);
+  // The same, waiting at most `timeout` (relative): 0 completions on expiry.
+  std::uint32_t submit_and_reap(std::span<Completion> out, __kernel_timespec timeout);
 
   io_uring* get() { return &ring_; }
   std::uint64_t submit_full_flushes() const { return full_flushes_; }
 
  private:
+  static void check_wait(int rc);
+  std::uint32_t reap(std::span<Completion> out);
+
   io_uring ring_{};
   bool initialized_ = false;
   std::uint64_t full_flushes_ = 0;

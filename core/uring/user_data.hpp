@@ -22,6 +22,7 @@ enum class Op : std::uint8_t {
   tick = 6,      // the shard's periodic timer
   wake = 7,      // read of the shard's eventfd (signals, shutdown)
   probe = 8,     // feature probing at start-up
+  connect = 9,   // the client's connect of a connection
 };
 
 inline constexpr unsigned slot_bits = 24;
