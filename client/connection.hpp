@@ -1,0 +1,57 @@
+#pragma once
+// One load connection: a fixed slot in its worker's table, reopened in place
+// whenever the peer or an error closes it. Its parser and the state of its
+// one send live here, so the request path allocates nothing.
+//
+// Lifetime of a socket: the generation is bumped for each new socket, and
+// the descriptor is closed only when no operation on it is in flight, so a
+// late completion can never touch the next socket of the same slot.
+
+#include <cstdint>
+
+#include "core/http/response_parser.hpp"
+
+namespace ringhttp::client {
+
+class Worker;
+
+enum class ConnState : std::uint8_t {
+  idle,        // no socket; (re)connects when reconnect_at_ns is due
+  connecting,  // io_uring connect in flight
+  open,        // sending requests, reading responses
+  closing,     // every in-flight operation cancelled; the socket closes when none is left
+};
+
+struct Connection final : http::ResponseEvents {
+  Worker* worker = nullptr;
+  std::uint32_t slot = 0;
+  std::uint32_t generation = 0;
+  std::uint32_t global_index = 0;  // among all workers' connections: the rate model's phase
+  int fd = -1;
+  ConnState state = ConnState::idle;
+  std::uint16_t inflight = 0;  // operations whose last completion has not arrived
+  bool recv_armed = false;
+  bool send_inflight = false;
+  bool rearm_recv = false;      // re-arm the receive after this batch (-ENOBUFS)
+  bool connect_failed = false;  // the last attempt failed: back off before the next
+  bool was_open = false;        // reopening this slot counts as a reconnect
+  bool peer_closing = false;    // a response said Connection: close; nothing more will come
+  bool unsolicited = false;     // a response arrived with no request outstanding
+  bool dirty = false;           // on the worker's list to look at after this batch
+  std::uint8_t enobufs_in_a_row = 0;
+
+  std::uint32_t outstanding = 0;       // requests handed to a send whose responses have not arrived
+  std::uint32_t send_offset = 0;       // the send in flight: offset in the batch bytes
+  std::uint32_t send_end = 0;          // ... and its end (short sends resume at send_offset)
+  std::uint64_t sent_at_ns = 0;        // when the outstanding requests were handed to the ring
+  std::uint64_t intended_ns = 0;       // rate model: the outstanding request's intended send time
+  std::uint64_t next_intended_ns = 0;  // rate model: the next request's intended send time
+  std::uint64_t deadline_ns = 0;       // the outstanding requests (or the connect) time out then
+  std::uint64_t reconnect_at_ns = 0;
+
+  http::ResponseParser parser;
+
+  void on_response(const http::ResponseHead& head) override;
+};
+
+}  // namespace ringhttp::client

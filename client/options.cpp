@@ -1,0 +1,256 @@
+#include "client/options.hpp"
+
+#include <charconv>
+#include <cstdio>
+#include <fstream>
+#include <iterator>
+#include <string_view>
+
+#include "core/net/cpu.hpp"
+#include "ringhttp_config.hpp"
+
+namespace ringhttp::client {
+namespace {
+
+constexpr const char* usage_text =
+    "usage: client [options] URL        (URL: http://127.0.0.1:8080/path; loopback only)\n"
+    "  -c, --connections N     connections in total (default 10)\n"
+    "  -t, --threads N         worker threads, each pinned to a CPU (default 1)\n"
+    "      --cpus LIST         CPUs for the threads, e.g. 1 or 2-3 (default 0..threads-1)\n"
+    "  -d, --duration T        measured time: 500ms, 10s, 2m (default 10s)\n"
+    "  -w, --warmup T          run this long first, then discard every figure (default 3s; 0 with -n)\n"
+    "  -n, --requests N        stop after N responses (no warm-up; -d then bounds the time)\n"
+    "  -m, --method M          request method (default GET)\n"
+    "  -H, --header 'N: V'     request header, repeatable\n"
+    "  -b, --body STRING       request body (Content-Length is set)\n"
+    "      --body-file PATH    request body from a file\n"
+    "  -p, --pipeline N        requests per connection sent together in one send (default 1)\n"
+    "  -R, --rate N            open model: N requests/s in total, latency from intended send times\n"
+    "      --timeout T         a response not complete by then is a timeout error (default 2s)\n"
+    "      --expect-status L   accepted statuses, e.g. 200,204 (default any 2xx)\n"
+    "      --expect-body S     every response body must equal S\n"
+    "      --uring LIST        io_uring profile (5.10, 5.19, 6.0, 6.1, all) or no-FEATURE switches\n"
+    "      --json              the report as one JSON object on stdout (text goes to stderr)\n"
+    "      --hdr-out FILE      latency distribution in HdrHistogram's .hgrm text format\n"
+    "      --server-pid PID    also report the server's CPU time per request\n"
+    "      --help, --version\n";
+
+constexpr std::uint32_t connections_max = 1'000'000;
+constexpr std::uint32_t threads_max = 1024;
+constexpr std::uint32_t pipeline_max = 1024;
+constexpr std::uint64_t body_bytes_max = 64ull << 20;
+
+template <typename T>
+bool parse_number(std::string_view text, T min, T max, T& out) {
+  T value{};
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size() || value < min || value > max) return false;
+  out = value;
+  return true;
+}
+
+bool parse_status_list(std::string_view text, std::vector<std::uint16_t>& out) {
+  out.clear();
+  while (!text.empty()) {
+    const std::size_t comma = text.find(',');
+    std::uint16_t status = 0;
+    if (!parse_number<std::uint16_t>(text.substr(0, comma), 100, 599, status)) return false;
+    out.push_back(status);
+    text = comma == std::string_view::npos ? std::string_view() : text.substr(comma + 1);
+  }
+  return !out.empty();
+}
+
+// Short flags and the long names they stand for; all of them take a value.
+struct Alias {
+  char short_name;
+  const char* long_name;
+};
+constexpr Alias aliases[] = {
+    {'c', "--connections"}, {'t', "--threads"}, {'d', "--duration"}, {'w', "--warmup"},   {'n', "--requests"},
+    {'m', "--method"},      {'H', "--header"},  {'b', "--body"},     {'p', "--pipeline"}, {'R', "--rate"},
+};
+
+constexpr std::string_view boolean_flags[] = {"--json", "--help", "--version"};
+
+}  // namespace
+
+bool parse_duration(std::string_view text, std::uint64_t& out_ns) {
+  std::uint64_t number = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), number);
+  if (ec != std::errc() || end == text.data()) return false;
+  const std::string_view unit(end, std::size_t(text.data() + text.size() - end));
+  std::uint64_t scale = 0;
+  if (unit.empty() || unit == "s") {
+    scale = 1'000'000'000;
+  } else if (unit == "ms") {
+    scale = 1'000'000;
+  } else if (unit == "us") {
+    scale = 1'000;
+  } else if (unit == "m") {
+    scale = 60'000'000'000;
+  } else if (unit == "h") {
+    scale = 3'600'000'000'000;
+  } else {
+    return false;
+  }
+  constexpr std::uint64_t duration_ns_max = 366ull * 24 * 3'600'000'000'000;  // a year: beyond is a typo
+  if (number > duration_ns_max / scale) return false;
+  out_ns = number * scale;
+  return true;
+}
+
+ParseOutcome parse_options(int argc, char** argv, Options& out) {
+  auto fail = [](const std::string& message) {
+    std::fprintf(stderr, "client: %s\n%s", message.c_str(), usage_text);
+    return ParseOutcome::exit_usage;
+  };
+  std::vector<std::string_view> positional;
+  bool warmup_given = false;
+  std::string body_file;
+  for (int i = 1; i < argc; ++i) {
+    std::string_view flag = argv[i];
+    std::string_view value;
+    bool has_value = false;
+    if (flag.size() >= 2 && flag[0] == '-' && flag[1] != '-') {
+      std::string_view rest = flag.substr(2);
+      bool known = false;
+      for (const Alias& a : aliases) {
+        if (flag[1] == a.short_name) {
+          flag = a.long_name;
+          known = true;
+          break;
+        }
+      }
+      if (!known) {
+        if (flag == "-h")
+          flag = "--help";
+        else
+          return fail("unknown option " + std::string(argv[i]));
+      }
+      if (!rest.empty()) {
+        value = rest;
+        has_value = true;
+      }
+    } else if (flag.starts_with("--")) {
+      if (const std::size_t eq = flag.find('='); eq != std::string_view::npos) {
+        value = flag.substr(eq + 1);
+        flag = flag.substr(0, eq);
+        has_value = true;
+      }
+    } else {
+      positional.push_back(flag);
+      continue;
+    }
+    bool is_boolean = false;
+    for (const std::string_view b : boolean_flags) is_boolean = is_boolean || flag == b;
+    if (flag == "--help") {
+      std::fputs(usage_text, stdout);
+      return ParseOutcome::exit_ok;
+    }
+    if (flag == "--version") {
+      std::printf("ringhttp client %s\n", RINGHTTP_VERSION);
+      return ParseOutcome::exit_ok;
+    }
+    if (is_boolean) {
+      if (has_value) return fail(std::string(flag) + " takes no value");
+      out.json = true;  // --json is the only other boolean flag
+      continue;
+    }
+    if (!has_value) {
+      if (i + 1 >= argc) return fail("missing value for " + std::string(flag));
+      value = argv[++i];
+    }
+    bool ok = true;
+    if (flag == "--connections") {
+      ok = parse_number<std::uint32_t>(value, 1, connections_max, out.connections);
+      if (!ok && value == "0") return fail("--connections must be at least 1");
+    } else if (flag == "--threads") {
+      ok = parse_number<std::uint32_t>(value, 1, threads_max, out.threads);
+    } else if (flag == "--cpus") {
+      std::string error;
+      if (!net::parse_cpu_list(value, out.cpus, error)) return fail(error);
+    } else if (flag == "--duration") {
+      ok = parse_duration(value, out.duration_ns) && out.duration_ns > 0;
+      out.duration_given = true;
+    } else if (flag == "--warmup") {
+      ok = parse_duration(value, out.warmup_ns);
+      warmup_given = true;
+    } else if (flag == "--requests") {
+      ok = parse_number<std::uint64_t>(value, 1, UINT64_MAX / 2, out.requests);
+    } else if (flag == "--method") {
+      out.method = std::string(value);
+      for (const char c : out.method) ok = ok && c >= 'A' && c <= 'Z';
+      ok = ok && !out.method.empty();
+    } else if (flag == "--header") {
+      const std::size_t colon = value.find(':');
+      ok = colon != std::string_view::npos && colon > 0 && value.find_first_of("\r\n") == std::string_view::npos;
+      if (ok) out.headers.emplace_back(value);
+    } else if (flag == "--body") {
+      out.body = std::string(value);
+    } else if (flag == "--body-file") {
+      body_file = std::string(value);
+    } else if (flag == "--pipeline") {
+      ok = parse_number<std::uint32_t>(value, 1, pipeline_max, out.pipeline);
+    } else if (flag == "--rate") {
+      ok = parse_number<std::uint64_t>(value, 1, 100'000'000, out.rate);
+    } else if (flag == "--timeout") {
+      ok = parse_duration(value, out.timeout_ns) && out.timeout_ns > 0;
+    } else if (flag == "--expect-status") {
+      ok = parse_status_list(value, out.expect_status);
+    } else if (flag == "--expect-body") {
+      out.expect_body = std::string(value);
+      out.check_body = true;
+    } else if (flag == "--uring") {
+      std::string error;
+      if (!uring::parse_switches(value, out.wanted_features, error)) return fail(error);
+      out.uring_text = std::string(value);
+    } else if (flag == "--hdr-out") {
+      out.hdr_out = std::string(value);
+      ok = !out.hdr_out.empty();
+    } else if (flag == "--server-pid") {
+      ok = parse_number<int>(value, 1, 1 << 30, out.server_pid);
+    } else {
+      return fail("unknown option " + std::string(flag));
+    }
+    if (!ok) return fail("bad value '" + std::string(value) + "' for " + std::string(flag));
+  }
+
+  if (positional.size() != 1) return fail(positional.empty() ? "missing URL" : "more than one URL given");
+  out.url = std::string(positional[0]);
+  if (const std::string error = parse_url(positional[0], out.target); !error.empty()) return fail(error);
+  if (!body_file.empty()) {
+    if (!out.body.empty()) return fail("--body and --body-file are exclusive");
+    std::ifstream in(body_file, std::ios::binary);
+    if (!in) return fail("cannot read --body-file " + body_file);
+    out.body.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    if (out.body.size() > body_bytes_max) return fail("--body-file is larger than 64 MiB");
+  }
+  if (out.requests > 0) {
+    if (warmup_given && out.warmup_ns > 0) return fail("-n/--requests counts every response: no --warmup with it");
+    out.warmup_ns = 0;
+  }
+  if (out.threads > out.connections) {
+    return fail("--threads (" + std::to_string(out.threads) + ") exceeds --connections (" +
+                std::to_string(out.connections) + "): every thread needs a connection");
+  }
+  if (out.rate > 0 && out.rate < out.threads) {
+    return fail("--rate (" + std::to_string(out.rate) + "/s) is below --threads (" + std::to_string(out.threads) +
+                "): every thread needs at least 1 request/s");
+  }
+  if (out.rate > 0 && out.pipeline > 1) return fail("--rate paces single requests: --pipeline must be 1 with it");
+  if (out.requests > 0 && out.requests < out.connections) {
+    // Not impossible, but the spare connections would only ever idle.
+    out.connections = std::uint32_t(out.requests);
+    if (out.threads > out.connections) out.threads = out.connections;
+  }
+  if (out.cpus.empty()) {
+    const int online = net::online_cpus();
+    for (std::uint32_t i = 0; i < out.threads; ++i) out.cpus.push_back(int(i % std::uint32_t(online)));
+  } else if (out.cpus.size() < out.threads) {
+    return fail("--cpus lists fewer CPUs than --threads");
+  }
+  return ParseOutcome::run;
+}
+
+}  // namespace ringhttp::client

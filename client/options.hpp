@@ -1,0 +1,49 @@
+#pragma once
+// The client's command line: what to load, how hard, for how long, and what
+// counts as a correct response.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "client/target.hpp"
+#include "core/uring/features.hpp"
+
+namespace ringhttp::client {
+
+struct Options {
+  Target target;
+  std::string url;
+  std::uint32_t connections = 10;
+  std::uint32_t threads = 1;
+  std::vector<int> cpus;  // empty: threads run on CPUs 0..threads-1
+  std::uint64_t duration_ns = 10'000'000'000;
+  bool duration_given = false;
+  std::uint64_t warmup_ns = 3'000'000'000;
+  std::uint64_t requests = 0;  // 0: run for the duration
+  std::string method = "GET";
+  std::vector<std::string> headers;  // "Name: value", as given
+  std::string body;
+  std::uint32_t pipeline = 1;
+  std::uint64_t rate = 0;  // requests/s in total; 0: closed model
+  std::uint64_t timeout_ns = 2'000'000'000;
+  std::vector<std::uint16_t> expect_status;  // empty: any 2xx
+  std::string expect_body;
+  bool check_body = false;
+  uring::Features wanted_features = uring::Features::all();
+  std::string uring_text = "all";
+  bool json = false;
+  std::string hdr_out;
+  int server_pid = 0;  // 0: none
+  std::uint32_t ring_entries = 1024;
+};
+
+enum class ParseOutcome { run, exit_ok, exit_usage };
+
+// Parses argv; on a bad flag or URL prints a clear message to stderr.
+ParseOutcome parse_options(int argc, char** argv, Options& out);
+
+// "500ms", "10s", "2m", "1h", "250us"; a bare number is seconds.
+bool parse_duration(std::string_view text, std::uint64_t& out_ns);
+
+}  // namespace ringhttp::client

@@ -1,0 +1,191 @@
+#include "client/report.hpp"
+
+#include <cinttypes>
+#include <cstdarg>
+#include <cstdio>
+
+namespace ringhttp::client {
+namespace {
+
+struct Percentile {
+  const char* label;  // text
+  const char* key;    // JSON
+  double value;
+};
+constexpr Percentile percentiles[] = {
+    {"p50", "p50", 50.0},     {"p90", "p90", 90.0},        {"p99", "p99", 99.0},
+    {"p99.9", "p99_9", 99.9}, {"p99.99", "p99_99", 99.99},
+};
+
+std::string format(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+std::string format(const char* fmt, ...) {
+  char buffer[512];
+  va_list args;
+  va_start(args, fmt);
+  const int n = std::vsnprintf(buffer, sizeof buffer, fmt, args);
+  va_end(args);
+  return std::string(buffer, n < 0 ? 0 : std::size_t(n) < sizeof buffer ? std::size_t(n) : sizeof buffer - 1);
+}
+
+double seconds(std::uint64_t ns) { return double(ns) / 1e9; }
+
+double per_second(std::uint64_t count, std::uint64_t window_ns) {
+  return window_ns == 0 ? 0.0 : double(count) * 1e9 / double(window_ns);
+}
+
+std::string bytes_rate(double bytes_per_s) {
+  if (bytes_per_s >= 1e9) return format("%.2f GB/s", bytes_per_s / 1e9);
+  if (bytes_per_s >= 1e6) return format("%.2f MB/s", bytes_per_s / 1e6);
+  if (bytes_per_s >= 1e3) return format("%.2f kB/s", bytes_per_s / 1e3);
+  return format("%.0f B/s", bytes_per_s);
+}
+
+std::string json_escape(std::string_view s) {
+  std::string out;
+  out.reserve(s.size() + 2);
+  out += '"';
+  for (const char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          out += format("\\u%04x", unsigned(static_cast<unsigned char>(c)));
+        } else {
+          out += c;
+        }
+    }
+  }
+  out += '"';
+  return out;
+}
+
+std::string latency_row(const char* label, const Histogram& h) {
+  std::string row = format("  %-12s", label);
+  for (const Percentile& p : percentiles)
+    row += format(" %s %s", p.label, format_latency(double(h.value_at_percentile(p.value))).c_str());
+  row += format(" max %s mean %s stdev %s\n", format_latency(double(h.max())).c_str(), format_latency(h.mean()).c_str(),
+                format_latency(h.stdev()).c_str());
+  return row;
+}
+
+std::string latency_json(const Histogram& h) {
+  std::string out = "{";
+  for (const Percentile& p : percentiles)
+    out += format("\"%s\":%.3f,", p.key, double(h.value_at_percentile(p.value)) / 1e3);
+  out += format("\"max\":%.3f,\"mean\":%.3f,\"stdev\":%.3f,\"count\":%" PRIu64 "}", double(h.max()) / 1e3,
+                h.mean() / 1e3, h.stdev() / 1e3, h.total());
+  return out;
+}
+
+std::string duration_text(std::uint64_t ns) {
+  if (ns % 1'000'000'000 == 0) return format("%" PRIu64 "s", ns / 1'000'000'000);
+  if (ns % 1'000'000 == 0) return format("%" PRIu64 "ms", ns / 1'000'000);
+  return format("%" PRIu64 "us", ns / 1'000);
+}
+
+std::string status_list(const Options& o) {
+  if (o.expect_status.empty()) return "2xx";
+  std::string out;
+  for (const std::uint16_t s : o.expect_status) {
+    if (!out.empty()) out += ',';
+    out += std::to_string(s);
+  }
+  return out;
+}
+
+double per_request_us(std::uint64_t cpu_ns, std::uint64_t requests) {
+  return requests == 0 ? 0.0 : double(cpu_ns) / 1e3 / double(requests);
+}
+
+}  // namespace
+
+std::string format_latency(double ns) {
+  if (ns < 1e3) return format("%.0fns", ns);
+  if (ns < 1e4) return format("%.2fus", ns / 1e3);
+  if (ns < 1e5) return format("%.1fus", ns / 1e3);
+  if (ns < 1e6) return format("%.0fus", ns / 1e3);
+  if (ns < 1e7) return format("%.2fms", ns / 1e6);
+  if (ns < 1e8) return format("%.1fms", ns / 1e6);
+  if (ns < 1e9) return format("%.0fms", ns / 1e6);
+  return format("%.2fs", ns / 1e9);
+}
+
+std::string format_text(const Report& r) {
+  const Options& o = *r.options;
+  const Environment& e = r.environment;
+  const WorkerStats& t = r.totals;
+  std::string out;
+  out += format("ringhttp client %s | kernel %s | %s | %d cores | uring %s | allocator %s\n", e.version.c_str(),
+                e.kernel.c_str(), e.cpu_model.c_str(), e.cores, e.uring.c_str(), e.allocator.c_str());
+  out += format("%s %s: %u connections, %u threads, pipeline %u, ", o.method.c_str(), o.url.c_str(), o.connections,
+                o.threads, o.pipeline);
+  if (o.requests > 0) {
+    out += format("%" PRIu64 " requests", o.requests);
+  } else {
+    out += format("%s after %s warm-up", duration_text(o.duration_ns).c_str(), duration_text(o.warmup_ns).c_str());
+  }
+  if (o.rate > 0) out += format(", rate %" PRIu64 "/s", o.rate);
+  out += format(", expect %s%s\n", status_list(o).c_str(), o.check_body ? " and body" : "");
+  out += format("  requests    %" PRIu64 " in %.2fs\n", t.responses, seconds(r.window_ns));
+  out += format("  requests/s  %.1f\n", per_second(t.responses, r.window_ns));
+  out += format("  bytes/s     %s (%" PRIu64 " bytes)\n", bytes_rate(per_second(t.bytes_received, r.window_ns)).c_str(),
+                t.bytes_received);
+  out += latency_row(o.rate > 0 ? "latency" : "latency", t.latency);
+  if (o.rate > 0) out += latency_row("uncorrected", t.uncorrected);
+  out += "  errors     ";
+  for (std::size_t i = 0; i < error_classes; ++i) {
+    out += format(" %s %" PRIu64, error_name(ErrorClass(i)), t.errors[i]);
+  }
+  out += format("\n  reconnects  %" PRIu64 "\n", t.reconnects);
+  out += format("  client CPU  %.2f us/request\n", per_request_us(r.client_cpu_ns, t.responses));
+  if (r.server_cpu_ns) out += format("  server CPU  %.2f us/request\n", per_request_us(*r.server_cpu_ns, t.responses));
+  for (const std::string& note : r.notes) out += "  note: " + note + "\n";
+  if (t.latency.clamped() > 0)
+    out += format("  note: %" PRIu64 " latencies above the histogram's range were clamped\n", t.latency.clamped());
+  return out;
+}
+
+std::string format_json(const Report& r) {
+  const Options& o = *r.options;
+  const Environment& e = r.environment;
+  const WorkerStats& t = r.totals;
+  std::string out = "{";
+  out += "\"version\":" + json_escape(e.version);
+  out += ",\"environment\":{\"kernel\":" + json_escape(e.kernel) + ",\"cpu_model\":" + json_escape(e.cpu_model) +
+         format(",\"cores\":%d", e.cores) + ",\"uring\":" + json_escape(e.uring) +
+         ",\"allocator\":" + json_escape(e.allocator) + "}";
+  out += ",\"options\":{\"url\":" + json_escape(o.url) + ",\"method\":" + json_escape(o.method) +
+         format(",\"connections\":%u,\"threads\":%u,\"pipeline\":%u", o.connections, o.threads, o.pipeline) +
+         format(",\"duration_s\":%.3f,\"warmup_s\":%.3f,\"requests\":%" PRIu64 ",\"rate\":%" PRIu64,
+                o.requests > 0 && !o.duration_given ? 0.0 : seconds(o.duration_ns), seconds(o.warmup_ns), o.requests,
+                o.rate) +
+         format(",\"timeout_s\":%.3f", seconds(o.timeout_ns)) + ",\"expect_status\":" + json_escape(status_list(o)) +
+         ",\"expect_body\":" + (o.check_body ? json_escape(o.expect_body) : std::string("null")) + "}";
+  out += format(",\"requests\":%" PRIu64 ",\"duration_s\":%.6f,\"requests_per_s\":%.3f", t.responses,
+                seconds(r.window_ns), per_second(t.responses, r.window_ns));
+  out += format(",\"bytes\":%" PRIu64 ",\"bytes_per_s\":%.3f", t.bytes_received,
+                per_second(t.bytes_received, r.window_ns));
+  out += ",\"latency_us\":" + latency_json(t.latency);
+  out += ",\"latency_uncorrected_us\":" + (o.rate > 0 ? latency_json(t.uncorrected) : std::string("null"));
+  out += ",\"errors\":{";
+  for (std::size_t i = 0; i < error_classes; ++i) {
+    out += format("%s\"%s\":%" PRIu64, i == 0 ? "" : ",", error_name(ErrorClass(i)), t.errors[i]);
+  }
+  out += format("},\"errors_total\":%" PRIu64 ",\"reconnects\":%" PRIu64, t.error_total(), t.reconnects);
+  out += format(",\"client_cpu_us_per_request\":%.4f", per_request_us(r.client_cpu_ns, t.responses));
+  out += ",\"server_cpu_us_per_request\":" +
+         (r.server_cpu_ns ? format("%.4f", per_request_us(*r.server_cpu_ns, t.responses)) : std::string("null"));
+  out += ",\"notes\":[";
+  for (std::size_t i = 0; i < r.notes.size(); ++i) {
+    if (i > 0) out += ',';
+    out += json_escape(r.notes[i]);
+  }
+  out += format("],\"ok\":%s}\n", r.failed() ? "false" : "true");
+  return out;
+}
+
+}  // namespace ringhttp::client

@@ -1,0 +1,34 @@
+#pragma once
+// The end-of-run report: the environment, the options, then what was
+// measured, as human text or as one JSON object.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "client/environment.hpp"
+#include "client/options.hpp"
+#include "client/stats.hpp"
+
+namespace ringhttp::client {
+
+struct Report {
+  Environment environment;
+  const Options* options = nullptr;
+  WorkerStats totals;
+  std::uint64_t window_ns = 0;  // the measured window
+  std::uint64_t client_cpu_ns = 0;
+  std::optional<std::uint64_t> server_cpu_ns;
+  std::vector<std::string> notes;  // things the reader must know (a worker gave up, ...)
+
+  bool failed() const { return totals.error_total() > 0 || totals.responses == 0 || !notes.empty(); }
+};
+
+std::string format_text(const Report& report);
+std::string format_json(const Report& report);
+
+// "12.3us", "4.56ms", "1.23s": three significant digits, like the histogram.
+std::string format_latency(double ns);
+
+}  // namespace ringhttp::client

@@ -1,0 +1,206 @@
+#include "client/runner.hpp"
+
+#include <poll.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
+#include <latch>
+#include <memory>
+#include <stdexcept>
+#include <vector>
+
+#include "client/clock.hpp"
+#include "client/cpu_time.hpp"
+#include "client/hgrm.hpp"
+#include "client/report.hpp"
+#include "client/request.hpp"
+#include "client/worker.hpp"
+#include "core/uring/features.hpp"
+
+namespace ringhttp::client {
+namespace {
+
+constexpr std::uint64_t progress_interval_ns = 1'000'000'000;
+// -n runs end when the workers do; the main thread looks this often (and,
+// in a timed run, for workers that all gave up early, less often).
+constexpr std::uint64_t finish_poll_ns = 5'000'000;
+constexpr std::uint64_t timed_finish_poll_ns = 100'000'000;
+
+// A plain blocking connect before any worker starts, so that a server that
+// is not there gets one clear message instead of a table of zeros.
+std::string check_reachable(const Options& options) {
+  const net::Address& address = options.target.address;
+  const int fd = ::socket(address.family(), SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (fd < 0) return std::string("socket: ") + std::strerror(errno);
+  int rc = ::connect(fd, address.get(), address.length);
+  int error = rc == 0 ? 0 : errno;
+  if (error == EINPROGRESS) {
+    pollfd p{fd, POLLOUT, 0};
+    const int ready = ::poll(&p, 1, int(options.timeout_ns / 1'000'000));
+    socklen_t len = sizeof error;
+    if (ready <= 0) {
+      error = ETIMEDOUT;
+    } else {
+      ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &len);
+    }
+  }
+  ::close(fd);
+  if (error == 0) return {};
+  return "cannot connect to " + address.to_string() + ": " + std::strerror(error);
+}
+
+std::vector<WorkerPlan> make_plans(const Options& options) {
+  std::vector<WorkerPlan> plans(options.threads);
+  std::uint32_t first = 0;
+  for (std::uint32_t i = 0; i < options.threads; ++i) {
+    WorkerPlan& p = plans[i];
+    p.index = int(i);
+    p.cpu = options.cpus[i];
+    // Spread evenly; the first workers take the remainder.
+    p.connections = options.connections / options.threads + (i < options.connections % options.threads ? 1 : 0);
+    p.first_global_connection = first;
+    first += p.connections;
+    if (options.requests > 0) {
+      p.requests = options.requests / options.threads + (i < options.requests % options.threads ? 1 : 0);
+    }
+  }
+  return plans;
+}
+
+class Progress {
+ public:
+  explicit Progress(bool enabled) : enabled_(enabled) {}
+  void show(std::uint64_t elapsed_ns, const std::vector<std::unique_ptr<Worker>>& workers) {
+    if (!enabled_) return;
+    std::uint64_t responses = 0;
+    std::uint64_t errors = 0;
+    for (const auto& w : workers) {
+      responses += w->live().responses.read();
+      errors += w->live().errors.read();
+    }
+    const double rate =
+        elapsed_ns > last_ns_ ? double(responses - last_responses_) * 1e9 / double(elapsed_ns - last_ns_) : 0;
+    std::fprintf(stderr, "\r\033[K  %6.1fs  %12.0f req/s  %" PRIu64 " errors", double(elapsed_ns) / 1e9, rate, errors);
+    std::fflush(stderr);
+    last_ns_ = elapsed_ns;
+    last_responses_ = responses;
+    shown_ = true;
+  }
+  void clear() {
+    if (shown_) std::fputs("\r\033[K", stderr);
+  }
+
+ private:
+  bool enabled_;
+  bool shown_ = false;
+  std::uint64_t last_ns_ = 0;
+  std::uint64_t last_responses_ = 0;
+};
+
+}  // namespace
+
+int run(const Options& options) {
+  uring::Features kernel;
+  try {
+    kernel = uring::probe_kernel();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "client: %s\n", e.what());
+    return 1;
+  }
+  const uring::Features features = kernel.intersect(options.wanted_features);
+  if (options.server_pid != 0 && !other_process_cpu_ns(options.server_pid)) {
+    std::fprintf(stderr, "client: --server-pid %d: no such process (cannot read /proc/%d/stat)\n", options.server_pid,
+                 options.server_pid);
+    return 2;
+  }
+  if (const std::string error = check_reachable(options); !error.empty()) {
+    std::fprintf(stderr, "client: %s\n", error.c_str());
+    return 1;
+  }
+  signal(SIGPIPE, SIG_IGN);  // sends pass MSG_NOSIGNAL too; this covers anything else
+
+  const RequestBytes request(options);
+  std::vector<std::unique_ptr<Worker>> workers;
+  for (const WorkerPlan& plan : make_plans(options)) {
+    workers.push_back(std::make_unique<Worker>(options, request, features, plan));
+  }
+  Timeline timeline;
+  timeline.start_ns = monotonic_ns();
+  timeline.measure_ns = timeline.start_ns + options.warmup_ns;
+  const bool timed = options.requests == 0 || options.duration_given;
+  if (timed) timeline.end_ns = timeline.measure_ns + options.duration_ns;
+
+  std::latch ready{std::ptrdiff_t(workers.size())};
+  for (auto& w : workers) w->start(timeline, ready);
+  ready.wait();
+  for (auto& w : workers) {
+    if (!w->error().empty()) {
+      std::fprintf(stderr, "client: %s\n", w->error().c_str());
+      // The others stop at the end of the run; do not wait that long.
+      std::_Exit(1);
+    }
+  }
+
+  Progress progress(::isatty(STDERR_FILENO) == 1);
+  sleep_until_ns(timeline.measure_ns);
+  const std::uint64_t client_cpu_start = process_cpu_ns();
+  const std::optional<std::uint64_t> server_cpu_start =
+      options.server_pid != 0 ? other_process_cpu_ns(options.server_pid) : std::nullopt;
+  // Wait for the window's end: the deadline of a timed run, or the last
+  // worker finishing its share of -n, whichever comes first.
+  std::uint64_t next_progress_ns = timeline.measure_ns + progress_interval_ns;
+  std::uint64_t window_end_ns = 0;
+  for (;;) {
+    bool all_finished = true;
+    for (auto& w : workers) all_finished = all_finished && w->finished();
+    const std::uint64_t now = monotonic_ns();
+    if (all_finished || now >= timeline.end_ns) {
+      window_end_ns = std::min(now, timeline.end_ns);
+      break;
+    }
+    if (now >= next_progress_ns) {
+      progress.show(now - timeline.measure_ns, workers);
+      next_progress_ns += progress_interval_ns;
+    }
+    sleep_until_ns(
+        std::min({timeline.end_ns, next_progress_ns, now + (timed ? timed_finish_poll_ns : finish_poll_ns)}));
+  }
+  const std::uint64_t client_cpu_end = process_cpu_ns();
+  const std::optional<std::uint64_t> server_cpu_end =
+      options.server_pid != 0 ? other_process_cpu_ns(options.server_pid) : std::nullopt;
+  for (auto& w : workers) w->join();
+  progress.clear();
+
+  Report report;
+  report.environment = describe_environment(features.describe());
+  report.options = &options;
+  report.window_ns = window_end_ns - timeline.measure_ns;
+  report.client_cpu_ns = client_cpu_end - client_cpu_start;
+  if (server_cpu_start && server_cpu_end) report.server_cpu_ns = *server_cpu_end - *server_cpu_start;
+  if (options.server_pid != 0 && !report.server_cpu_ns)
+    report.notes.push_back("the server process could not be read at the window's end");
+  for (auto& w : workers) {
+    report.totals.merge(w->stats());
+    if (!w->gave_up().empty()) report.notes.push_back("a worker gave up: " + w->gave_up());
+  }
+  if (report.totals.responses == 0) report.notes.push_back("no response was received in the measured window");
+
+  const std::string text = format_text(report);
+  std::fputs(text.c_str(), options.json ? stderr : stdout);
+  if (options.json) std::fputs(format_json(report).c_str(), stdout);
+  if (!options.hdr_out.empty()) {
+    if (const std::string error = write_hgrm_file(options.hdr_out, report.totals.latency); !error.empty()) {
+      std::fprintf(stderr, "client: %s\n", error.c_str());
+      return 1;
+    }
+  }
+  return report.failed() ? 1 : 0;
+}
+
+}  // namespace ringhttp::client

@@ -1,0 +1,42 @@
+#include "client/stats.hpp"
+
+namespace ringhttp::client {
+
+const char* error_name(ErrorClass error) {
+  switch (error) {
+    case ErrorClass::connect: return "connect";
+    case ErrorClass::read: return "read";
+    case ErrorClass::write: return "write";
+    case ErrorClass::timeout: return "timeout";
+    case ErrorClass::parse: return "parse";
+    case ErrorClass::status: return "status";
+    case ErrorClass::body: return "body";
+    case ErrorClass::closed: return "closed";
+    case ErrorClass::count_: break;
+  }
+  return "unknown";
+}
+
+void WorkerStats::reset() {
+  latency.reset();
+  uncorrected.reset();
+  responses = bytes_received = reconnects = 0;
+  errors.fill(0);
+}
+
+void WorkerStats::merge(const WorkerStats& other) {
+  latency.merge(other.latency);
+  uncorrected.merge(other.uncorrected);
+  responses += other.responses;
+  bytes_received += other.bytes_received;
+  reconnects += other.reconnects;
+  for (std::size_t i = 0; i < error_classes; ++i) errors[i] += other.errors[i];
+}
+
+std::uint64_t WorkerStats::error_total() const {
+  std::uint64_t total = 0;
+  for (const std::uint64_t e : errors) total += e;
+  return total;
+}
+
+}  // namespace ringhttp::client

@@ -1,0 +1,485 @@
+#include "client/worker.hpp"
+
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cassert>
+#include <cerrno>
+#include <cstring>
+
+#include "client/clock.hpp"
+#include "core/net/cpu.hpp"
+#include "core/uring/compat.hpp"
+#include "core/uring/user_data.hpp"
+
+namespace ringhttp::client {
+namespace {
+
+using uring::Op;
+
+std::uint64_t tag(Op op, const Connection& conn) { return uring::encode({op, conn.slot, conn.generation}); }
+
+__kernel_timespec to_timespec(std::uint64_t ns) {
+  return __kernel_timespec{static_cast<long long>(ns / 1'000'000'000), static_cast<long long>(ns % 1'000'000'000)};
+}
+
+}  // namespace
+
+void Connection::on_response(const http::ResponseHead& head) { worker->on_response(*this, head); }
+
+Worker::Worker(const Options& options, const RequestBytes& request, const uring::Features& features,
+               const WorkerPlan& plan)
+    : options_(options), request_(request), features_(features), plan_(plan) {}
+
+Worker::~Worker() {
+  if (thread_.joinable()) thread_.join();
+  for (std::uint32_t i = 0; table_ != nullptr && i < plan_.connections; ++i) {
+    if (table_[i].fd >= 0) ::close(table_[i].fd);
+  }
+  if (own_buffers_ != nullptr) ::munmap(own_buffers_, std::size_t(plan_.connections) * recv_buffer_bytes);
+}
+
+void Worker::start(const Timeline& timeline, std::latch& ready) {
+  timeline_ = timeline;
+  thread_ = std::thread([this, &ready] {
+    const bool ok = setup();
+    ready.count_down();
+    if (ok) run();
+    finished_.store(true, std::memory_order_release);
+  });
+}
+
+void Worker::join() {
+  if (thread_.joinable()) thread_.join();
+}
+
+bool Worker::setup() {
+  if (const int rc = net::pin_this_thread(plan_.cpu); rc != 0) {
+    error_ = "cannot pin worker " + std::to_string(plan_.index) + " to CPU " + std::to_string(plan_.cpu) + ": " +
+             std::strerror(rc);
+    return false;
+  }
+  // Created here, on the thread that will be its only submitter.
+  if (const int rc = ring_.init(options_.ring_entries, features_); rc < 0) {
+    error_ = std::string("io_uring setup: ") + std::strerror(-rc);
+    return false;
+  }
+  if (features_.bufring) {
+    if (const int rc = buffers_.init(ring_.get(), 0, recv_buffers, recv_buffer_bytes); rc < 0) {
+      error_ = std::string("provided buffer ring: ") + std::strerror(-rc);
+      return false;
+    }
+  } else {
+    void* mem = ::mmap(nullptr, std::size_t(plan_.connections) * recv_buffer_bytes, PROT_READ | PROT_WRITE,
+                       MAP_ANONYMOUS | MAP_PRIVATE, -1, 0);
+    if (mem == MAP_FAILED) {
+      error_ = std::string("receive buffers: ") + std::strerror(errno);
+      return false;
+    }
+    own_buffers_ = static_cast<char*>(mem);
+  }
+  parser_config_.expected_body = options_.expect_body;
+  parser_config_.check_body = options_.check_body;
+  parser_config_.head_request = request_.head_request();
+  const std::uint64_t total_connections = options_.connections;
+  if (options_.rate > 0) rate_period_ns_ = total_connections * 1'000'000'000 / options_.rate;
+  table_ = std::make_unique<Connection[]>(plan_.connections);
+  dirty_.reserve(plan_.connections);
+  now_ns_ = monotonic_ns();
+  next_tick_ns_ = now_ns_ + tick_ns;
+  measuring_ = now_ns_ >= timeline_.measure_ns;  // no warm-up: connect errors count from the start
+  for (std::uint32_t i = 0; i < plan_.connections; ++i) {
+    Connection& conn = table_[i];
+    conn.worker = this;
+    conn.slot = i;
+    conn.global_index = plan_.first_global_connection + i;
+    // Rate model: connection g sends at start + g/rate + k * connections/rate,
+    // so the requests of all connections together are evenly spaced.
+    if (options_.rate > 0)
+      conn.next_intended_ns = timeline_.start_ns + conn.global_index * 1'000'000'000 / options_.rate;
+    connect(conn);
+  }
+  return true;
+}
+
+void Worker::run() {
+  std::array<uring::Completion, uring::Ring::reap_batch_max> batch;
+  while (!done()) {
+    const std::uint32_t n = ring_.submit_and_reap(batch, to_timespec(wait_ns()));
+    now_ns_ = monotonic_ns();
+    for (std::uint32_t i = 0; i < n; ++i) dispatch(batch[i]);
+    after_batch();
+  }
+}
+
+bool Worker::done() const {
+  if (!stopping_) return false;
+  return open_sockets_ == 0 || now_ns_ >= stop_deadline_ns_;
+}
+
+std::uint64_t Worker::wait_ns() const {
+  std::uint64_t target = next_tick_ns_;
+  if (!measuring_) target = std::min(target, timeline_.measure_ns);
+  if (!stopping_) target = std::min(target, timeline_.end_ns);
+  if (options_.rate > 0 && !stopping_) {
+    for (std::uint32_t i = 0; i < plan_.connections; ++i) {
+      const Connection& conn = table_[i];
+      if (conn.state == ConnState::open && conn.outstanding == 0 && !conn.send_inflight) {
+        target = std::min(target, conn.next_intended_ns);
+      }
+    }
+  }
+  return target > now_ns_ ? target - now_ns_ : 0;
+}
+
+void Worker::dispatch(const uring::Completion& c) {
+  const uring::Tag t = uring::decode(c.user_data);
+  assert(t.slot < plan_.connections);
+  Connection& conn = table_[t.slot];
+  // Impossible while sockets close only at zero in-flight operations; a
+  // stale buffer still goes back so that the pool cannot leak.
+  assert(conn.generation == t.generation);
+  if (conn.generation != t.generation) {
+    if (t.op == Op::recv && (c.flags & IORING_CQE_F_BUFFER) != 0) {
+      buffers_.give_back(std::uint16_t(c.flags >> IORING_CQE_BUFFER_SHIFT));
+    }
+    return;
+  }
+  switch (t.op) {
+    case Op::connect: return on_connect(conn, c.res);
+    case Op::recv: return on_recv(conn, c.res, c.flags);
+    case Op::send: return on_send(conn, c.res);
+    case Op::cancel:
+      assert(conn.inflight > 0);
+      --conn.inflight;
+      return maybe_release(conn);
+    default: break;
+  }
+  assert(false && "unknown client completion");
+}
+
+void Worker::after_batch() {
+  if (!measuring_ && now_ns_ >= timeline_.measure_ns) {
+    // Warm-up is over: it ran the same loop, and now none of it counts.
+    stats_.reset();
+    measuring_ = true;
+  }
+  if (!stopping_ && now_ns_ >= timeline_.end_ns) begin_stop();
+  // -n: every request of this worker's share is answered or failed.
+  if (!stopping_ && plan_.requests > 0 && requests_done_ >= plan_.requests) begin_stop();
+  for (const std::uint32_t slot : dirty_) {
+    Connection& conn = table_[slot];
+    conn.dirty = false;
+    if (conn.rearm_recv && conn.state == ConnState::open && !conn.recv_armed) {
+      conn.rearm_recv = false;
+      arm_recv(conn);
+    }
+    if (conn.state == ConnState::idle && !stopping_ && now_ns_ >= conn.reconnect_at_ns) connect(conn);
+  }
+  dirty_.clear();
+  if (options_.rate > 0) {
+    for (std::uint32_t i = 0; i < plan_.connections; ++i) maybe_send(table_[i]);
+  }
+  if (now_ns_ >= next_tick_ns_) on_tick();
+}
+
+void Worker::mark_dirty(Connection& conn) {
+  if (conn.dirty) return;
+  conn.dirty = true;
+  dirty_.push_back(conn.slot);
+}
+
+void Worker::on_tick() {
+  next_tick_ns_ = now_ns_ + tick_ns;
+  for (std::uint32_t i = 0; i < plan_.connections; ++i) {
+    Connection& conn = table_[i];
+    switch (conn.state) {
+      case ConnState::idle:
+        if (!stopping_ && now_ns_ >= conn.reconnect_at_ns) connect(conn);
+        break;
+      case ConnState::connecting:
+        if (now_ns_ >= conn.deadline_ns) fail(conn, ErrorClass::timeout);
+        break;
+      case ConnState::open:
+        if (conn.rearm_recv && !conn.recv_armed) {
+          conn.rearm_recv = false;
+          arm_recv(conn);
+        }
+        if (conn.outstanding > 0 && now_ns_ >= conn.deadline_ns) fail(conn, ErrorClass::timeout);
+        break;
+      case ConnState::closing: break;
+    }
+  }
+}
+
+void Worker::begin_stop() {
+  if (stopping_) return;
+  stopping_ = true;
+  stop_deadline_ns_ = now_ns_ + stop_drain_ns;
+  // Responses still on their way are neither counted nor failed: the run's
+  // window has ended.
+  for (std::uint32_t i = 0; i < plan_.connections; ++i) abort(table_[i]);
+}
+
+bool Worker::may_send_more() const { return plan_.requests == 0 || requests_sent_ < plan_.requests; }
+
+void Worker::count_error(ErrorClass error) {
+  if (!measuring_ || stopping_) return;
+  ++stats_.errors[std::size_t(error)];
+  live_.errors.add();
+}
+
+// ---------------------------------------------------------------------------
+// Connecting.
+
+void Worker::connect(Connection& conn) {
+  assert(conn.state == ConnState::idle);
+  const net::Address& address = options_.target.address;
+  const int fd = ::socket(address.family(), SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) {
+    // Out of descriptors or memory: a connect error, retried after a pause.
+    count_error(ErrorClass::connect);
+    conn.connect_failed = true;
+    conn.reconnect_at_ns = now_ns_ + connect_backoff_ns;
+    return;
+  }
+  const int one = 1;
+  ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  ++conn.generation;
+  conn.fd = fd;
+  conn.state = ConnState::connecting;
+  conn.deadline_ns = now_ns_ + options_.timeout_ns;
+  conn.outstanding = 0;
+  conn.recv_armed = conn.send_inflight = conn.rearm_recv = conn.peer_closing = conn.unsolicited = false;
+  conn.enobufs_in_a_row = 0;
+  ++open_sockets_;
+  io_uring_sqe* sqe = ring_.sqe();
+  io_uring_prep_connect(sqe, fd, address.get(), address.length);
+  sqe->user_data = tag(Op::connect, conn);
+  ++conn.inflight;
+}
+
+void Worker::on_connect(Connection& conn, std::int32_t res) {
+  assert(conn.inflight > 0);
+  --conn.inflight;
+  if (conn.state != ConnState::connecting) return maybe_release(conn);
+  if (res < 0) {
+    conn.connect_failed = true;
+    if (++connect_failures_in_a_row_ >= connect_failures_in_a_row_max && gave_up_.empty()) {
+      gave_up_ = std::to_string(connect_failures_in_a_row_) +
+                 " connects in a row failed, the last with: " + std::strerror(-res);
+      fail(conn, ErrorClass::connect);
+      begin_stop();
+      return;
+    }
+    return fail(conn, ErrorClass::connect);
+  }
+  connect_failures_in_a_row_ = 0;
+  conn.connect_failed = false;
+  conn.state = ConnState::open;
+  if (conn.was_open && measuring_ && !stopping_) ++stats_.reconnects;
+  conn.was_open = true;
+  http::ResponseParser::Config config = parser_config_;
+  config.events = &conn;
+  conn.parser.reset(config);
+  arm_recv(conn);
+  maybe_send(conn);
+}
+
+// ---------------------------------------------------------------------------
+// Receiving and checking responses.
+
+void Worker::arm_recv(Connection& conn) {
+  assert(!conn.recv_armed);
+  assert(conn.state == ConnState::open);
+  io_uring_sqe* sqe = ring_.sqe();
+  if (features_.bufring) {
+    if (features_.multishot_recv) {
+      io_uring_prep_recv_multishot(sqe, conn.fd, nullptr, 0, 0);
+    } else {
+      io_uring_prep_recv(sqe, conn.fd, nullptr, recv_buffer_bytes, 0);
+    }
+    sqe->flags |= IOSQE_BUFFER_SELECT;
+    sqe->buf_group = buffers_.group();
+  } else {
+    io_uring_prep_recv(sqe, conn.fd, own_buffer(conn), recv_buffer_bytes, 0);
+  }
+  sqe->user_data = tag(Op::recv, conn);
+  conn.recv_armed = true;
+  ++conn.inflight;
+}
+
+void Worker::on_recv(Connection& conn, std::int32_t res, std::uint32_t flags) {
+  if ((flags & IORING_CQE_F_MORE) == 0) {
+    conn.recv_armed = false;
+    assert(conn.inflight > 0);
+    --conn.inflight;
+  }
+  if (res > 0) {
+    conn.enobufs_in_a_row = 0;
+    if (measuring_ && !stopping_) stats_.bytes_received += std::uint64_t(res);
+    const bool provided = (flags & IORING_CQE_F_BUFFER) != 0;
+    const std::uint16_t id = provided ? std::uint16_t(flags >> IORING_CQE_BUFFER_SHIFT) : 0;
+    const char* data = provided ? buffers_.data(id) : own_buffer(conn);
+    if (conn.state == ConnState::open) consume(conn, data, std::uint32_t(res));
+    // The parser keeps nothing of the bytes: the buffer goes back at once.
+    if (provided) buffers_.give_back(id);
+    // A single-shot receive (a fallback) is re-armed after each delivery.
+    if (conn.state == ConnState::open && !conn.recv_armed) arm_recv(conn);
+  } else if (res == 0) {
+    if (conn.state == ConnState::open) on_peer_closed(conn);
+  } else if (res == -ENOBUFS) {
+    // Not an end of stream: the buffer ring ran dry. Re-arm after the batch
+    // has given buffers back, or on the tick if it keeps happening.
+    if (conn.enobufs_in_a_row < enobufs_in_a_row_max) {
+      ++conn.enobufs_in_a_row;
+      mark_dirty(conn);
+    }
+    conn.rearm_recv = !conn.recv_armed;
+  } else if (res != -ECANCELED) {
+    if (conn.state == ConnState::open) fail(conn, ErrorClass::read);
+  }
+  maybe_release(conn);
+}
+
+void Worker::consume(Connection& conn, const char* data, std::uint32_t len) {
+  if (conn.parser.feed(data, len) != http::ResponseParser::Status::ok || conn.unsolicited) {
+    return fail(conn, ErrorClass::parse);
+  }
+  if (conn.peer_closing) {
+    // The server said it closes after that response: requests sent after it
+    // will never be answered.
+    if (conn.outstanding > 0) return fail(conn, ErrorClass::closed);
+    return abort(conn);
+  }
+  maybe_send(conn);
+}
+
+void Worker::on_peer_closed(Connection& conn) {
+  // The end of the stream completes a close-delimited response; anything
+  // else still expected was cut off.
+  if (conn.parser.finish() != http::ResponseParser::Status::ok || conn.outstanding > 0) {
+    return fail(conn, ErrorClass::closed);
+  }
+  abort(conn);
+}
+
+void Worker::on_response(Connection& conn, const http::ResponseHead& head) {
+  if (conn.outstanding == 0) {
+    conn.unsolicited = true;
+    return;
+  }
+  --conn.outstanding;
+  finish_requests(1);
+  if (!head.keep_alive) conn.peer_closing = true;
+  if (!measuring_ || stopping_) return;
+  ++stats_.responses;
+  live_.responses.add();
+  if (options_.rate > 0) {
+    stats_.latency.record(now_ns_ - conn.intended_ns);
+    stats_.uncorrected.record(now_ns_ - conn.sent_at_ns);
+  } else {
+    stats_.latency.record(now_ns_ - conn.sent_at_ns);
+  }
+  const bool status_ok = options_.expect_status.empty()
+                             ? head.status >= 200 && head.status < 300
+                             : std::find(options_.expect_status.begin(), options_.expect_status.end(), head.status) !=
+                                   options_.expect_status.end();
+  if (!status_ok) count_error(ErrorClass::status);
+  if (!head.body_matches) count_error(ErrorClass::body);
+}
+
+// ---------------------------------------------------------------------------
+// Sending: one send per request, or per pipelined batch, from the shared bytes.
+
+void Worker::maybe_send(Connection& conn) {
+  if (conn.state != ConnState::open || conn.send_inflight || conn.outstanding > 0 || stopping_) return;
+  if (!may_send_more()) return;
+  if (options_.rate > 0) {
+    if (now_ns_ < conn.next_intended_ns) return;
+    conn.intended_ns = conn.next_intended_ns;
+    conn.next_intended_ns += rate_period_ns_;
+  }
+  std::uint64_t count = options_.pipeline;
+  if (plan_.requests > 0) count = std::min<std::uint64_t>(count, plan_.requests - requests_sent_);
+  requests_sent_ += count;
+  conn.outstanding = std::uint32_t(count);
+  conn.sent_at_ns = now_ns_;
+  conn.deadline_ns = now_ns_ + options_.timeout_ns;
+  conn.send_offset = 0;
+  conn.send_end = std::uint32_t(count * request_.one().size());
+  submit_send(conn);
+}
+
+void Worker::submit_send(Connection& conn) {
+  assert(!conn.send_inflight);
+  assert(conn.send_offset < conn.send_end);
+  io_uring_sqe* sqe = ring_.sqe();
+  io_uring_prep_send(sqe, conn.fd, request_.batch().data() + conn.send_offset, conn.send_end - conn.send_offset,
+                     MSG_NOSIGNAL);
+  sqe->user_data = tag(Op::send, conn);
+  conn.send_inflight = true;
+  ++conn.inflight;
+}
+
+void Worker::on_send(Connection& conn, std::int32_t res) {
+  assert(conn.send_inflight);
+  assert(conn.inflight > 0);
+  conn.send_inflight = false;
+  --conn.inflight;
+  if (conn.state != ConnState::open) return maybe_release(conn);
+  if (res < 0) return fail(conn, ErrorClass::write);
+  conn.send_offset += std::uint32_t(res);
+  // A short send resumes at the next unsent byte; only one send is ever in
+  // flight per connection, so bytes cannot be reordered.
+  if (conn.send_offset < conn.send_end) return submit_send(conn);
+  maybe_send(conn);
+}
+
+// ---------------------------------------------------------------------------
+// Failing and closing.
+
+void Worker::fail(Connection& conn, ErrorClass error) {
+  count_error(error);
+  // Requests that will never be answered are done, as failures.
+  finish_requests(conn.outstanding);
+  conn.outstanding = 0;
+  abort(conn);
+}
+
+void Worker::cancel_op(Connection& conn, Op op) {
+  io_uring_sqe* sqe = ring_.sqe();
+  io_uring_prep_cancel64(sqe, tag(op, conn), 0);
+  sqe->user_data = tag(Op::cancel, conn);
+  ++conn.inflight;
+}
+
+void Worker::abort(Connection& conn) {
+  if (conn.state == ConnState::idle || conn.state == ConnState::closing) return;
+  const bool connecting = conn.state == ConnState::connecting;
+  conn.state = ConnState::closing;
+  conn.rearm_recv = false;
+  if (connecting) cancel_op(conn, Op::connect);
+  if (conn.recv_armed) cancel_op(conn, Op::recv);
+  if (conn.send_inflight) cancel_op(conn, Op::send);
+  maybe_release(conn);
+}
+
+void Worker::maybe_release(Connection& conn) {
+  if (conn.state != ConnState::closing || conn.inflight > 0) return;
+  ::close(conn.fd);
+  conn.fd = -1;
+  conn.state = ConnState::idle;
+  conn.outstanding = 0;
+  assert(open_sockets_ > 0);
+  --open_sockets_;
+  conn.reconnect_at_ns = now_ns_ + (conn.connect_failed ? connect_backoff_ns : 0);
+  mark_dirty(conn);
+}
+
+}  // namespace ringhttp::client

@@ -1,0 +1,136 @@
+#pragma once
+// A worker: one thread pinned to one CPU, with its own io_uring, its own
+// provided receive buffers and its share of the connections. Workers share
+// nothing while they run; their stats are merged after join.
+
+#include <atomic>
+#include <cstdint>
+#include <latch>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "client/connection.hpp"
+#include "client/options.hpp"
+#include "client/request.hpp"
+#include "client/stats.hpp"
+#include "core/uring/buffer_ring.hpp"
+#include "core/uring/features.hpp"
+#include "core/uring/ring.hpp"
+#include "core/uring/user_data.hpp"
+
+namespace ringhttp::client {
+
+// When the run's phases begin, on the monotonic clock; shared by all workers
+// so that they switch from warm-up to measurement at the same instant
+// without talking to each other.
+struct Timeline {
+  std::uint64_t start_ns = 0;
+  std::uint64_t measure_ns = 0;       // warm-up ends: every figure is reset
+  std::uint64_t end_ns = UINT64_MAX;  // stop sending; responses after it are not counted
+};
+
+struct WorkerPlan {
+  int index = 0;
+  int cpu = 0;
+  std::uint32_t connections = 0;
+  std::uint32_t first_global_connection = 0;
+  std::uint64_t requests = 0;  // -n: this worker's share; 0 for a timed run
+};
+
+class Worker {
+ public:
+  // Receive buffers per worker. 16 KiB lets a large response arrive in few
+  // completions; 512 of them cover many connections' bursts.
+  static constexpr std::uint32_t recv_buffers = 512;
+  static constexpr std::uint32_t recv_buffer_bytes = 16 * 1024;
+  // The loop wakes at least this often to notice timeouts and the end.
+  static constexpr std::uint64_t tick_ns = 10'000'000;
+  static constexpr std::uint64_t connect_backoff_ns = 10'000'000;
+  // After this many connects in a row fail without one succeeding, the
+  // worker gives up (the server is gone) instead of spinning until -d.
+  static constexpr std::uint32_t connect_failures_in_a_row_max = 200;
+  // Cancelled operations must report before the ring is torn down; a kernel
+  // that takes longer than this to cancel is not waited for.
+  static constexpr std::uint64_t stop_drain_ns = 2'000'000'000;
+  static constexpr std::uint8_t enobufs_in_a_row_max = 8;
+
+  Worker(const Options& options, const RequestBytes& request, const uring::Features& features, const WorkerPlan& plan);
+  ~Worker();
+  Worker(const Worker&) = delete;
+  Worker& operator=(const Worker&) = delete;
+
+  // Starts the thread; counts `ready` down once set up (or failed: see error()).
+  void start(const Timeline& timeline, std::latch& ready);
+  void join();
+  bool finished() const { return finished_.load(std::memory_order_acquire); }
+  const std::string& error() const { return error_; }
+  const std::string& gave_up() const { return gave_up_; }
+  const WorkerStats& stats() const { return stats_; }
+  const LiveCounters& live() const { return live_; }
+
+  void on_response(Connection& conn, const http::ResponseHead& head);
+
+ private:
+  bool setup();
+  void run();
+  bool done() const;
+  void dispatch(const uring::Completion& c);
+  void after_batch();
+  void on_tick();
+  void begin_stop();
+  void mark_dirty(Connection& conn);
+  std::uint64_t wait_ns() const;
+
+  void connect(Connection& conn);
+  void on_connect(Connection& conn, std::int32_t res);
+  void arm_recv(Connection& conn);
+  void on_recv(Connection& conn, std::int32_t res, std::uint32_t flags);
+  void consume(Connection& conn, const char* data, std::uint32_t len);
+  void on_peer_closed(Connection& conn);
+  void maybe_send(Connection& conn);
+  void submit_send(Connection& conn);
+  void on_send(Connection& conn, std::int32_t res);
+  void fail(Connection& conn, ErrorClass error);
+  void abort(Connection& conn);
+  void cancel_op(Connection& conn, uring::Op op);
+  void maybe_release(Connection& conn);
+  void count_error(ErrorClass error);
+  void finish_requests(std::uint64_t n) { requests_done_ += n; }
+  bool may_send_more() const;
+  char* own_buffer(const Connection& conn) { return own_buffers_ + std::size_t(conn.slot) * recv_buffer_bytes; }
+
+  const Options& options_;
+  const RequestBytes& request_;
+  const uring::Features features_;
+  const WorkerPlan plan_;
+  Timeline timeline_;
+  http::ResponseParser::Config parser_config_{};
+  std::uint64_t rate_period_ns_ = 0;  // rate model: time between one connection's requests
+
+  uring::Ring ring_;
+  uring::BufferRing buffers_;
+  char* own_buffers_ = nullptr;  // per-connection receive buffers when there is no buffer ring
+  std::unique_ptr<Connection[]> table_;
+  std::vector<std::uint32_t> dirty_;  // connections to look at after the batch
+
+  std::uint64_t now_ns_ = 0;
+  std::uint64_t next_tick_ns_ = 0;
+  bool measuring_ = false;
+  bool stopping_ = false;
+  std::uint64_t stop_deadline_ns_ = 0;
+  std::uint32_t open_sockets_ = 0;
+  std::uint64_t requests_sent_ = 0;  // -n: requests handed to sends
+  std::uint64_t requests_done_ = 0;  // -n: answered or failed
+  std::uint32_t connect_failures_in_a_row_ = 0;
+
+  WorkerStats stats_;
+  LiveCounters live_;
+  std::atomic<bool> finished_{false};
+  std::thread thread_;
+  std::string error_;
+  std::string gave_up_;
+};
+
+}  // namespace ringhttp::client

@@ -1,0 +1,108 @@
+// The client's command line: durations, URLs, and the refusals that exit 2.
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "client/options.hpp"
+#include "client/request.hpp"
+#include "client/target.hpp"
+
+namespace ringhttp::client {
+namespace {
+
+ParseOutcome parse(std::vector<std::string> args, Options& out) {
+  args.insert(args.begin(), "client");
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  return parse_options(int(argv.size()), argv.data(), out);
+}
+
+TEST(ClientOptions, durations_take_units) {
+  std::uint64_t ns = 0;
+  ASSERT_TRUE(parse_duration("500ms", ns));
+  EXPECT_EQ(ns, 500'000'000u);
+  ASSERT_TRUE(parse_duration("10s", ns));
+  EXPECT_EQ(ns, 10'000'000'000u);
+  ASSERT_TRUE(parse_duration("2m", ns));
+  EXPECT_EQ(ns, 120'000'000'000u);
+  ASSERT_TRUE(parse_duration("3", ns));
+  EXPECT_EQ(ns, 3'000'000'000u);
+  EXPECT_FALSE(parse_duration("", ns));
+  EXPECT_FALSE(parse_duration("ms", ns));
+  EXPECT_FALSE(parse_duration("10x", ns));
+  EXPECT_FALSE(parse_duration("-1s", ns));
+}
+
+TEST(ClientOptions, urls_name_a_loopback_literal) {
+  Target t;
+  EXPECT_EQ(parse_url("http://127.0.0.1:8080/json?x=1", t), "");
+  EXPECT_EQ(t.address.to_string(), "127.0.0.1:8080");
+  EXPECT_EQ(t.path, "/json?x=1");
+  EXPECT_EQ(t.host_header, "127.0.0.1:8080");
+  EXPECT_EQ(parse_url("http://localhost", t), "");
+  EXPECT_EQ(t.address.to_string(), "127.0.0.1:80");
+  EXPECT_EQ(t.path, "/");
+  EXPECT_EQ(parse_url("http://[::1]:9000/a", t), "");
+  EXPECT_EQ(t.address.to_string(), "[::1]:9000");
+  for (const char* bad : {"https://127.0.0.1/", "ftp://127.0.0.1/", "http://", "http:///x", "http://127.0.0.1:0/",
+                          "http://127.0.0.1:65536/", "http://127.0.0.1:x/", "http://127.0.0.1:/", "http://example.com/",
+                          "http://10.1.2.3/", "http://[::1/"}) {
+    EXPECT_NE(parse_url(bad, t), "") << bad;
+  }
+}
+
+TEST(ClientOptions, wrk_like_flags_parse) {
+  Options o;
+  ASSERT_EQ(parse({"-c", "64", "-t2", "-d", "500ms", "-w", "0", "-H", "X-A: 1", "--header=X-B: 2", "-p", "4",
+                   "--expect-status", "200,204", "--cpus", "0-1", "http://127.0.0.1:8080/"},
+                  o),
+            ParseOutcome::run);
+  EXPECT_EQ(o.connections, 64u);
+  EXPECT_EQ(o.threads, 2u);
+  EXPECT_EQ(o.duration_ns, 500'000'000u);
+  EXPECT_EQ(o.warmup_ns, 0u);
+  EXPECT_EQ(o.headers.size(), 2u);
+  EXPECT_EQ(o.pipeline, 4u);
+  EXPECT_EQ(o.expect_status, (std::vector<std::uint16_t>{200, 204}));
+  EXPECT_EQ(o.cpus, (std::vector<int>{0, 1}));
+}
+
+TEST(ClientOptions, impossible_or_unknown_input_is_a_usage_error) {
+  const std::vector<std::vector<std::string>> bad = {
+      {},
+      {"http://127.0.0.1/", "http://127.0.0.1/"},
+      {"--frobnicate", "http://127.0.0.1/"},
+      {"-c", "0", "http://127.0.0.1/"},
+      {"-c", "two", "http://127.0.0.1/"},
+      {"-t", "4", "-c", "2", "http://127.0.0.1/"},
+      {"-t", "2", "-c", "8", "-R", "1", "http://127.0.0.1/"},
+      {"-d", "soon", "http://127.0.0.1/"},
+      {"-H", "no colon", "http://127.0.0.1/"},
+      {"-n", "10", "-w", "1s", "http://127.0.0.1/"},
+      {"--uring", "no-such-thing", "http://127.0.0.1/"},
+      {"https://127.0.0.1/"},
+      {"http://192.168.1.1/"},
+  };
+  for (const auto& args : bad) {
+    Options o;
+    std::string joined;
+    for (const auto& a : args) joined += a + " ";
+    EXPECT_EQ(parse(args, o), ParseOutcome::exit_usage) << joined;
+  }
+}
+
+TEST(ClientRequest, serialized_once_with_host_headers_and_body_length) {
+  Options o;
+  ASSERT_EQ(parse({"-m", "POST", "-b", "hello", "-H", "X-Test: yes", "-p", "3", "http://127.0.0.1:8080/echo"}, o),
+            ParseOutcome::run);
+  const RequestBytes request(o);
+  EXPECT_EQ(request.one(),
+            "POST /echo HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nX-Test: yes\r\nContent-Length: 5\r\n\r\nhello");
+  EXPECT_EQ(request.batch().size(), 3 * request.one().size());
+  EXPECT_FALSE(request.head_request());
+}
+
+}  // namespace
+}  // namespace ringhttp::client

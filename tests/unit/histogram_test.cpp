@@ -1,0 +1,139 @@
+// The latency histogram: HdrHistogram's layout and precision, merging, and
+// the .hgrm text it writes.
+
+#include "client/histogram.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "client/hgrm.hpp"
+
+namespace ringhttp::client {
+namespace {
+
+// 3 significant digits: a value comes back within 1/1000 of itself (HdrHistogram
+// promises a relative error below 10^-3; with 2048 sub-buckets it is < 1/1024).
+void expect_within_precision(std::uint64_t recorded, std::uint64_t reported) {
+  const double error = std::abs(double(reported) - double(recorded));
+  EXPECT_LE(error, double(recorded) / 1000.0 + 1) << "recorded " << recorded << " reported " << reported;
+}
+
+TEST(Histogram, every_value_in_the_range_keeps_three_significant_digits) {
+  const std::vector<std::uint64_t> values = {1,    2,    999,     1000,      1023,       2047,        2048,
+                                             2049, 4097, 123'456, 1'000'000, 12'345'678, 999'999'999, 100'000'000'000};
+  for (const std::uint64_t v : values) {
+    SCOPED_TRACE(v);
+    const std::size_t i = Histogram::index_of(v);
+    ASSERT_LT(i, Histogram::counts_len);
+    EXPECT_LE(Histogram::lowest_equivalent(v), v);
+    EXPECT_GE(Histogram::highest_equivalent(v), v);
+    EXPECT_EQ(Histogram::value_at_index(i), Histogram::lowest_equivalent(v));
+    expect_within_precision(v, Histogram::highest_equivalent(v));
+    Histogram h;
+    h.record(v);
+    EXPECT_EQ(h.total(), 1u);
+    expect_within_precision(v, h.value_at_percentile(50));
+    EXPECT_EQ(h.max(), v);
+    EXPECT_EQ(h.min(), v);
+  }
+}
+
+TEST(Histogram, values_below_2048_are_exact) {
+  for (std::uint64_t v = 1; v < 2048; ++v) {
+    ASSERT_EQ(Histogram::lowest_equivalent(v), v);
+    ASSERT_EQ(Histogram::highest_equivalent(v), v);
+  }
+}
+
+TEST(Histogram, indexes_are_monotonic_and_cover_the_range) {
+  std::size_t last = 0;
+  for (std::uint64_t v = 1; v < Histogram::highest_trackable_ns; v = v + v / 7 + 1) {
+    const std::size_t i = Histogram::index_of(v);
+    ASSERT_GE(i, last);
+    ASSERT_LT(i, Histogram::counts_len);
+    last = i;
+  }
+  EXPECT_EQ(Histogram::index_of(Histogram::highest_trackable_ns), Histogram::counts_len - 1);
+}
+
+TEST(Histogram, values_above_the_range_are_clamped_and_counted) {
+  Histogram h;
+  h.record(Histogram::highest_trackable_ns * 4);
+  EXPECT_EQ(h.clamped(), 1u);
+  EXPECT_EQ(h.max(), Histogram::highest_trackable_ns);
+}
+
+TEST(Histogram, percentiles_of_a_uniform_ramp) {
+  Histogram h;
+  for (std::uint64_t v = 1; v <= 100'000; ++v) h.record(v * 1000);  // 1 µs .. 100 ms
+  EXPECT_EQ(h.total(), 100'000u);
+  expect_within_precision(50'000'000, h.value_at_percentile(50));
+  expect_within_precision(99'000'000, h.value_at_percentile(99));
+  expect_within_precision(99'900'000, h.value_at_percentile(99.9));
+  EXPECT_EQ(h.value_at_percentile(100), 100'000'000u);
+  expect_within_precision(50'000'500, std::uint64_t(h.mean()));
+  // The stdev of a uniform ramp 1..N (in µs) is N / sqrt(12).
+  EXPECT_NEAR(h.stdev(), 100'000'000 / std::sqrt(12.0), 100'000'000 / std::sqrt(12.0) / 500);
+}
+
+TEST(Histogram, merged_histograms_equal_one_fed_all_values) {
+  std::mt19937_64 random(42);
+  std::lognormal_distribution<double> latency(11.0, 1.5);  // around 60 µs with a long tail
+  Histogram all;
+  Histogram parts[3];
+  for (int i = 0; i < 30'000; ++i) {
+    const auto v = std::uint64_t(latency(random)) + 1;
+    all.record(v);
+    parts[i % 3].record(v);
+  }
+  Histogram merged;
+  for (const Histogram& part : parts) merged.merge(part);
+  EXPECT_EQ(merged.total(), all.total());
+  EXPECT_EQ(merged.min(), all.min());
+  EXPECT_EQ(merged.max(), all.max());
+  for (std::size_t i = 0; i < Histogram::counts_len; ++i) ASSERT_EQ(merged.count_at_index(i), all.count_at_index(i));
+  for (const double p : {50.0, 90.0, 99.0, 99.9, 99.99})
+    EXPECT_EQ(merged.value_at_percentile(p), all.value_at_percentile(p));
+}
+
+TEST(Histogram, reset_forgets_everything) {
+  Histogram h;
+  h.record(5);
+  h.record(5'000'000);
+  h.reset();
+  EXPECT_EQ(h.total(), 0u);
+  EXPECT_EQ(h.max(), 0u);
+  EXPECT_EQ(h.min(), 0u);
+  EXPECT_EQ(h.value_at_percentile(99), 0u);
+}
+
+TEST(Hgrm, percentile_distribution_has_hdrhistograms_header_lines_and_footer) {
+  Histogram h;
+  for (std::uint64_t v = 1; v <= 10'000; ++v) h.record(v * 1000);  // 1 µs .. 10 ms
+  const std::string text = format_hgrm(h);
+  EXPECT_TRUE(text.starts_with("       Value     Percentile TotalCount 1/(1-Percentile)\n\n")) << text.substr(0, 80);
+  EXPECT_NE(text.find("       0.001 0.000000000000          1           1.00\n"), std::string::npos) << text;
+  EXPECT_NE(text.find(" 1.000000000000      10000\n"), std::string::npos) << "the 100% line";
+  EXPECT_NE(text.find("#[Max     =       10.002, Total count    =        10000]\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("#[Buckets =           27, SubBuckets     =         2048]\n"), std::string::npos);
+  // Percentiles only grow, line after line.
+  double last = -1;
+  std::size_t lines = 0;
+  for (std::size_t pos = text.find("\n\n") + 2; pos < text.size() && text[pos] != '#';) {
+    const std::size_t end = text.find('\n', pos);
+    const double percentile = std::stod(text.substr(pos + 13, 14));
+    EXPECT_GE(percentile, last);
+    last = percentile;
+    ++lines;
+    pos = end + 1;
+  }
+  EXPECT_GT(lines, 50u);
+  EXPECT_EQ(last, 1.0);
+}
+
+}  // namespace
+}  // namespace ringhttp::client
