@@ -1,0 +1,261 @@
+// The load generator against the real server and against canned servers
+// that misbehave on purpose: counts, checks, error classes, exit statuses.
+// No timing thresholds: every run is bounded by -n or a short -d.
+#include <gtest/gtest.h>
+#include <simdjson.h>
+
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "support/canned_server.hpp"
+#include "support/client_process.hpp"
+#include "support/metrics.hpp"
+#include "support/requests.hpp"
+#include "support/server_process.hpp"
+
+namespace socket_test {
+namespace {
+
+std::string url(const ServerProcess& server, const std::string& path) {
+  return "http://127.0.0.1:" + std::to_string(server.port()) + path;
+}
+
+// The client's --json report, parsed; fails the test when it is not one object.
+class JsonReport {
+ public:
+  explicit JsonReport(const ClientRun& run) : text_(run.out) {
+    auto result = parser_.parse(text_);
+    if (result.error() != simdjson::SUCCESS) {
+      ADD_FAILURE() << "stdout is not JSON: " << simdjson::error_message(result.error()) << "\n"
+                    << run.out << "\nstderr:\n"
+                    << run.err;
+      return;
+    }
+    doc_ = result.value();
+    ok_ = doc_.is_object();
+    EXPECT_TRUE(ok_) << run.out;
+  }
+  bool ok() const { return ok_; }
+  std::uint64_t number(const char* pointer) const {
+    std::uint64_t value = 0;
+    const auto error = doc_.at_pointer(pointer).get(value);
+    EXPECT_EQ(error, simdjson::SUCCESS) << pointer << " in " << text_;
+    return value;
+  }
+  bool has(const char* key) const { return doc_[key].error() == simdjson::SUCCESS; }
+  bool is_null(const char* pointer) const { return doc_.at_pointer(pointer).is_null(); }
+
+ private:
+  std::string text_;
+  simdjson::dom::parser parser_;
+  simdjson::dom::element doc_;
+  bool ok_ = false;
+};
+
+class ClientAgainstServer : public testing::Test {
+ protected:
+  ServerProcess server{{"--shards", "1"}};
+};
+
+TEST_F(ClientAgainstServer, n_requests_are_exactly_n_responses_and_the_server_agrees) {
+  const ClientRun run = run_client({"-n", "500", "-c", "4", "--json", url(server, "/plaintext")});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const JsonReport report(run);
+  ASSERT_TRUE(report.ok());
+  EXPECT_EQ(report.number("/requests"), 500u);
+  EXPECT_EQ(report.number("/errors_total"), 0u);
+  EXPECT_EQ(report.number("/latency_us/count"), 500u);
+  // The /metrics response does not count itself.
+  EXPECT_EQ(scrape_metrics(server.port()).value(metric::responses(200)), 500);
+}
+
+TEST_F(ClientAgainstServer, json_report_is_one_object_with_the_documented_keys) {
+  const ClientRun run = run_client({"-n", "20", "-c", "2", "--json", url(server, "/json")});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const JsonReport report(run);
+  ASSERT_TRUE(report.ok());
+  for (const char* key : {"version", "environment", "options", "requests", "duration_s", "requests_per_s", "bytes",
+                          "bytes_per_s", "latency_us", "latency_uncorrected_us", "errors", "errors_total", "reconnects",
+                          "client_cpu_us_per_request", "server_cpu_us_per_request", "ok"}) {
+    EXPECT_TRUE(report.has(key)) << key;
+  }
+  for (const char* error : {"connect", "read", "write", "timeout", "parse", "status", "body", "closed"}) {
+    EXPECT_EQ(report.number((std::string("/errors/") + error).c_str()), 0u) << error;
+  }
+  EXPECT_TRUE(report.is_null("/latency_uncorrected_us")) << "closed model: no uncorrected row";
+  // Human text goes to stderr when stdout carries the JSON.
+  EXPECT_NE(run.err.find("requests/s"), std::string::npos) << run.err;
+}
+
+TEST_F(ClientAgainstServer, a_404_with_the_default_expectation_is_a_status_error_and_exit_1) {
+  const ClientRun run = run_client({"-n", "50", "-c", "2", "--json", url(server, "/no-such-path")});
+  EXPECT_EQ(run.exit_code, 1) << run.err;
+  const JsonReport report(run);
+  EXPECT_EQ(report.number("/requests"), 50u);
+  EXPECT_EQ(report.number("/errors/status"), 50u);
+  EXPECT_EQ(report.number("/errors/body"), 0u);
+}
+
+TEST_F(ClientAgainstServer, an_expected_404_is_not_an_error) {
+  const ClientRun run = run_client({"-n", "10", "-c", "1", "--expect-status", "404", url(server, "/no-such-path")});
+  EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
+}
+
+TEST_F(ClientAgainstServer, a_body_mismatch_is_a_body_error_of_its_own_class) {
+  const ClientRun run =
+      run_client({"-n", "30", "-c", "3", "--json", "--expect-body", "Goodbye", url(server, "/plaintext")});
+  EXPECT_EQ(run.exit_code, 1) << run.err;
+  const JsonReport report(run);
+  EXPECT_EQ(report.number("/errors/body"), 30u);
+  EXPECT_EQ(report.number("/errors/status"), 0u);
+}
+
+TEST_F(ClientAgainstServer, a_matching_body_passes) {
+  const ClientRun run =
+      run_client({"-n", "30", "-c", "3", "--expect-body", std::string(json_body), url(server, "/json")});
+  EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
+}
+
+TEST_F(ClientAgainstServer, pipelined_batches_are_answered_in_full_with_fewer_sends_than_requests) {
+  const ClientRun run = run_client({"-n", "400", "-c", "2", "-p", "8", "--json", url(server, "/plaintext")});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const JsonReport report(run);
+  EXPECT_EQ(report.number("/requests"), 400u);
+  const Metrics metrics = scrape_metrics(server.port());
+  EXPECT_EQ(metrics.value(metric::responses(200)), 400);
+  // Eight requests leave in one send and arrive together: the server
+  // answers them together too, so it sends far fewer times than 400.
+  EXPECT_LT(metrics.value(metric::sends), 400);
+}
+
+TEST_F(ClientAgainstServer, connection_close_from_the_server_is_followed_by_reconnects_not_errors) {
+  const ClientRun run =
+      run_client({"-n", "100", "-c", "2", "-H", "Connection: close", "--json", url(server, "/plaintext")});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const JsonReport report(run);
+  EXPECT_EQ(report.number("/requests"), 100u);
+  EXPECT_EQ(report.number("/errors_total"), 0u);
+  // Every response closes its connection; all but the last on each
+  // connection are followed by a reconnect.
+  EXPECT_GE(report.number("/reconnects"), 98u);
+}
+
+TEST_F(ClientAgainstServer, head_requests_expect_no_body) {
+  const ClientRun run = run_client({"-n", "20", "-c", "2", "-m", "HEAD", url(server, "/plaintext")});
+  EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
+}
+
+TEST_F(ClientAgainstServer, post_bodies_are_framed_so_the_server_reads_every_request) {
+  const ClientRun run = run_client(
+      {"-n", "50", "-c", "2", "-m", "POST", "-b", "0123456789", "--expect-status", "405", url(server, "/plaintext")});
+  EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
+  EXPECT_EQ(scrape_metrics(server.port()).value(metric::responses(405)), 50);
+}
+
+TEST_F(ClientAgainstServer, rate_mode_reports_corrected_and_uncorrected_latency) {
+  const ClientRun run =
+      run_client({"-R", "200", "-d", "500ms", "-w", "0", "-c", "2", "--json", url(server, "/plaintext")});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const JsonReport report(run);
+  EXPECT_GT(report.number("/requests"), 0u);
+  EXPECT_FALSE(report.is_null("/latency_uncorrected_us"));
+  EXPECT_EQ(report.number("/latency_uncorrected_us/count"), report.number("/latency_us/count"));
+}
+
+TEST_F(ClientAgainstServer, hdr_out_writes_a_percentile_distribution) {
+  const std::string path = testing::TempDir() + "client_test.hgrm";
+  const ClientRun run = run_client({"-n", "200", "-c", "2", "--hdr-out", path, url(server, "/plaintext")});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  EXPECT_TRUE(text.str().starts_with("       Value     Percentile TotalCount 1/(1-Percentile)")) << text.str();
+  EXPECT_NE(text.str().find("Total count    =          200]"), std::string::npos) << text.str();
+}
+
+TEST_F(ClientAgainstServer, server_pid_adds_server_cpu_per_request) {
+  const ClientRun run = run_client(
+      {"-n", "200", "-c", "2", "--json", "--server-pid", std::to_string(server.pid()), url(server, "/plaintext")});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const JsonReport report(run);
+  EXPECT_FALSE(report.is_null("/server_cpu_us_per_request"));
+}
+
+TEST(Client, connection_refused_is_one_clear_message_and_exit_1) {
+  std::uint16_t port = 0;
+  {
+    ServerProcess server({"--shards", "1"});
+    port = server.port();
+  }  // stopped: nothing listens on the port now
+  const ClientRun run = run_client({"-d", "1s", "-w", "0", "http://127.0.0.1:" + std::to_string(port) + "/"});
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_NE(run.err.find("Connection refused"), std::string::npos) << run.err;
+  EXPECT_EQ(run.out.find("requests/s"), std::string::npos) << "no table of zeros:\n" << run.out;
+}
+
+TEST(Client, bad_flags_and_urls_exit_2_with_a_message) {
+  const std::vector<std::vector<std::string>> bad = {
+      {"--no-such-flag", "http://127.0.0.1:1/"},
+      {"https://127.0.0.1:1/"},
+      {"http:///"},
+      {"http://127.0.0.1:99999/"},
+      {"http://192.0.2.1:80/"},
+      {"-c", "0", "http://127.0.0.1:1/"},
+      {"-t", "2", "-c", "4", "-R", "1", "http://127.0.0.1:1/"},
+      {},
+  };
+  for (const auto& a : bad) {
+    const ClientRun run = run_client(a);
+    std::string joined;
+    for (const auto& s : a) joined += s + " ";
+    EXPECT_EQ(run.exit_code, 2) << joined << "\n" << run.err;
+    EXPECT_TRUE(run.err.starts_with("client: ")) << joined << "\n" << run.err;
+  }
+}
+
+TEST(Client, a_close_in_the_middle_of_a_response_is_a_closed_error) {
+  CannedServer server("HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nonly part", CannedServer::After::close);
+  const ClientRun run = run_client({"-n", "5", "-c", "1", "--json", server.url()});
+  EXPECT_EQ(run.exit_code, 1) << run.err;
+  const JsonReport report(run);
+  EXPECT_EQ(report.number("/errors/closed"), 5u);
+  EXPECT_EQ(report.number("/requests"), 0u);
+}
+
+TEST(Client, close_delimited_responses_are_complete_at_the_close) {
+  CannedServer server("HTTP/1.1 200 OK\r\nConnection: close\r\n\r\nHello, World!", CannedServer::After::close);
+  const ClientRun run = run_client({"-n", "5", "-c", "1", "--json", "--expect-body", "Hello, World!", server.url()});
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  const JsonReport report(run);
+  EXPECT_EQ(report.number("/requests"), 5u);
+}
+
+TEST(Client, chunked_responses_are_parsed_and_checked) {
+  CannedServer server("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nHello\r\n8\r\n, World!\r\n0\r\n\r\n",
+                      CannedServer::After::keep_open);
+  const ClientRun run = run_client({"-n", "20", "-c", "1", "--json", "--expect-body", "Hello, World!", server.url()});
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  const JsonReport report(run);
+  EXPECT_EQ(report.number("/requests"), 20u);
+}
+
+TEST(Client, garbage_is_a_parse_error) {
+  CannedServer server("SSH-2.0-OpenSSH\r\n\r\n", CannedServer::After::keep_open);
+  const ClientRun run = run_client({"-n", "3", "-c", "1", "--json", server.url()});
+  EXPECT_EQ(run.exit_code, 1) << run.err;
+  const JsonReport report(run);
+  EXPECT_EQ(report.number("/errors/parse"), 3u);
+}
+
+TEST(Client, no_response_at_all_is_a_timeout_error) {
+  CannedServer server("", CannedServer::After::keep_open);
+  const ClientRun run = run_client({"-n", "2", "-c", "1", "--timeout", "100ms", "--json", server.url()});
+  EXPECT_EQ(run.exit_code, 1) << run.err;
+  const JsonReport report(run);
+  EXPECT_EQ(report.number("/errors/timeout"), 2u);
+}
+
+}  // namespace
+}  // namespace socket_test

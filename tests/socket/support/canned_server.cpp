@@ -1,0 +1,81 @@
+#include "support/canned_server.hpp"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <stdexcept>
+#include <vector>
+
+namespace socket_test {
+namespace {
+
+constexpr int poll_interval_ms = 20;  // how soon the thread notices it must stop
+
+}  // namespace
+
+CannedServer::CannedServer(std::string reply, After after) : reply_(std::move(reply)), after_(after) {
+  listen_fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof addr;
+  if (listen_fd_ < 0 || ::bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
+      ::listen(listen_fd_, 128) != 0 || ::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+    throw std::runtime_error(std::string("canned server: ") + std::strerror(errno));
+  }
+  port_ = ntohs(addr.sin_port);
+  thread_ = std::thread([this] { serve(); });
+}
+
+CannedServer::~CannedServer() {
+  stop_ = true;
+  thread_.join();
+  ::close(listen_fd_);
+}
+
+std::string CannedServer::url(const std::string& path) const {
+  return "http://127.0.0.1:" + std::to_string(port_) + path;
+}
+
+void CannedServer::serve() {
+  // A thread per connection: tests open few, and each is served at once.
+  std::vector<std::thread> connections;
+  while (!stop_) {
+    pollfd p{listen_fd_, POLLIN, 0};
+    if (::poll(&p, 1, poll_interval_ms) <= 0) continue;
+    const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
+    if (fd < 0) continue;
+    connections.emplace_back([this, fd] {
+      serve_connection(fd);
+      ::close(fd);
+    });
+  }
+  for (std::thread& t : connections) t.join();
+}
+
+void CannedServer::serve_connection(int fd) {
+  std::string input;
+  while (!stop_) {
+    pollfd p{fd, POLLIN, 0};
+    const int ready = ::poll(&p, 1, poll_interval_ms);
+    if (ready <= 0) continue;
+    char chunk[4096];
+    const ssize_t n = ::read(fd, chunk, sizeof chunk);
+    if (n <= 0) return;
+    input.append(chunk, std::size_t(n));
+    std::size_t end;
+    while ((end = input.find("\r\n\r\n")) != std::string::npos) {
+      input.erase(0, end + 4);
+      if (reply_.empty()) continue;
+      if (::send(fd, reply_.data(), reply_.size(), MSG_NOSIGNAL) < 0) return;
+      if (after_ == After::close) return;
+    }
+  }
+}
+
+}  // namespace socket_test

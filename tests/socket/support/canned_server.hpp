@@ -1,0 +1,38 @@
+// A deliberately misbehaving HTTP server for client tests: it answers every
+// request it reads with the same canned bytes, then closes or keeps the
+// connection open, as the test asks. Runs on its own thread on 127.0.0.1.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <thread>
+
+namespace socket_test {
+
+class CannedServer {
+ public:
+  enum class After { keep_open, close };
+  // `reply` is sent once per request read (a request ends at its blank line;
+  // bodies are not expected). With `reply` empty it never answers.
+  CannedServer(std::string reply, After after);
+  ~CannedServer();
+  CannedServer(const CannedServer&) = delete;
+  CannedServer& operator=(const CannedServer&) = delete;
+
+  std::uint16_t port() const { return port_; }
+  std::string url(const std::string& path = "/") const;
+
+ private:
+  void serve();
+  void serve_connection(int fd);
+
+  const std::string reply_;
+  const After after_;
+  int listen_fd_ = -1;
+  std::uint16_t port_ = 0;
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
+}  // namespace socket_test
