@@ -38,6 +38,22 @@ struct PendingResponse {
   char scratch[scratch_bytes_max];
 
   std::string_view tail_view() const { return {tail, tail_len}; }
+
+  // Ready for reuse. The byte arrays are not cleared: tail_len and body say
+  // how much of them is meaningful, and zeroing them per request would cost
+  // more than the rest of the reset.
+  void reset() {
+    head = {};
+    body = {};
+    stream_offset = 0;
+    stream_remaining = 0;
+    status = 0;
+    tail_len = 0;
+    source = BodySource::none;
+    interim = false;
+    close_after = false;
+    head_sent = false;
+  }
 };
 
 // A bounded FIFO of responses. Bounded so that a client pipelining without

@@ -524,7 +524,7 @@ void Shard::resume_input(Connection& conn) {
 void Shard::on_request_headers(Connection& conn, const http::RequestHead& head) {
   if (!head.expect_continue || conn.state != ConnState::open || conn.out.full()) return;
   PendingResponse& r = conn.out.push();
-  r = PendingResponse{};
+  r.reset();
   r.head = heads::continue_100;
   r.status = 100;
   r.interim = true;
@@ -538,7 +538,7 @@ bool Shard::on_request(Connection& conn, const http::RequestHead& head) {
   if (conn.state != ConnState::open) return true;
   assert(!conn.out.full());
   PendingResponse& r = conn.out.push();
-  r = PendingResponse{};
+  r.reset();
   const std::string_view target = head.target;
   const size_t q = target.find('?');
   const Request request{head, target.substr(0, q),
@@ -582,7 +582,7 @@ void Shard::queue_error(Connection& conn, int status) {
     return;
   }
   PendingResponse& r = conn.out.push();
-  r = PendingResponse{};
+  r.reset();
   const heads::ErrorResponse e = heads::error_response(status);
   r.status = std::uint16_t(status);
   r.head = e.head;

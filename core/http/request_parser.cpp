@@ -11,7 +11,11 @@ namespace {
 // and CRLF), so the header limit counts what the peer really sent, near
 // enough: optional whitespace is not counted.
 constexpr std::size_t header_line_overhead_bytes = 4;
-constexpr std::size_t request_line_overhead_bytes = 4;
+// The request line's method and version are not reported byte by byte (the
+// callbacks would cost more than they tell): llhttp accepts only known
+// methods (at most 13 bytes, "MKACTIVITY" and kin) and "HTTP/x.y", so a fixed
+// allowance covers them along with the two spaces and CRLF.
+constexpr std::size_t request_line_overhead_bytes = 13 + 8 + 4;
 
 RequestParser& self(llhttp_t* p) { return *static_cast<RequestParser*>(p->data); }
 
@@ -71,13 +75,9 @@ const llhttp_settings_t& RequestParser::settings() {
     llhttp_settings_t out;
     llhttp_settings_init(&out);
     out.on_message_begin = &RequestParser::on_message_begin;
-    out.on_method = &RequestParser::on_method;
     out.on_url = &RequestParser::on_url;
-    out.on_version = &RequestParser::on_version;
     out.on_header_field = &RequestParser::on_header_field;
-    out.on_header_field_complete = &RequestParser::on_header_field_complete;
     out.on_header_value = &RequestParser::on_header_value;
-    out.on_header_value_complete = &RequestParser::on_header_value_complete;
     out.on_headers_complete = &RequestParser::on_headers_complete;
     out.on_body = &RequestParser::on_body;
     out.on_message_complete = &RequestParser::on_message_complete;
@@ -145,6 +145,7 @@ int RequestParser::on_message_begin(llhttp_t* p) {
   s.transfer_encoding_seen_ = false;
   s.transfer_encoding_chunked_only_ = true;
   s.inspected_ = Inspected::other;
+  s.line_ = Line::none;
   s.name_len_ = 0;
   s.value_len_ = 0;
   s.value_overflow_ = false;
@@ -152,11 +153,6 @@ int RequestParser::on_message_begin(llhttp_t* p) {
   s.header_bytes_ = request_line_overhead_bytes;
   s.body_bytes_ = 0;
   return 0;
-}
-
-int RequestParser::on_method(llhttp_t* p, const char*, std::size_t len) {
-  RequestParser& s = self(p);
-  return s.count_header_bytes(len) ? 0 : s.fail(ParseError::header_too_large);
 }
 
 int RequestParser::on_url(llhttp_t* p, const char* at, std::size_t len) {
@@ -168,41 +164,59 @@ int RequestParser::on_url(llhttp_t* p, const char* at, std::size_t len) {
   return 0;
 }
 
-int RequestParser::on_version(llhttp_t* p, const char*, std::size_t len) {
-  RequestParser& s = self(p);
-  return s.count_header_bytes(len) ? 0 : s.fail(ParseError::header_too_large);
+void RequestParser::classify_name() {
+  const std::string_view name(name_, name_len_);
+  if (!name_skipped_ && name == "expect") {
+    inspected_ = Inspected::expect;
+  } else if (!name_skipped_ && name == "transfer-encoding") {
+    inspected_ = Inspected::transfer_encoding;
+    transfer_encoding_seen_ = true;
+  } else {
+    inspected_ = Inspected::other;
+  }
+  value_len_ = 0;
+  value_overflow_ = false;
+}
+
+void RequestParser::end_header_line() {
+  const std::string_view value = trim(std::string_view(value_, value_len_));
+  if (inspected_ == Inspected::expect) {
+    expect_continue_ = !value_overflow_ && value == "100-continue";
+  } else if (inspected_ == Inspected::transfer_encoding) {
+    // Only "chunked" is supported; every other coding (or a list) is a 501.
+    if (value_overflow_ || value != "chunked") transfer_encoding_chunked_only_ = false;
+  }
+  inspected_ = Inspected::other;
 }
 
 int RequestParser::on_header_field(llhttp_t* p, const char* at, std::size_t len) {
   RequestParser& s = self(p);
+  if (s.line_ != Line::name) {
+    if (s.line_ == Line::value) s.end_header_line();
+    s.line_ = Line::name;
+    s.name_len_ = 0;
+    // Only names starting like "Expect" or "Transfer-Encoding" are kept;
+    // every other header costs this one comparison.
+    const char first = len > 0 ? lower(at[0]) : 'e';
+    s.name_skipped_ = first != 'e' && first != 't';
+    if (!s.count_header_bytes(header_line_overhead_bytes)) return s.fail(ParseError::header_too_large);
+  }
   if (!s.count_header_bytes(len)) return s.fail(ParseError::header_too_large);
-  for (std::size_t i = 0; i < len && s.name_len_ < inspected_name_bytes_max; ++i) {
-    s.name_[s.name_len_++] = lower(at[i]);
+  if (s.name_skipped_) return 0;
+  if (s.name_len_ + len > inspected_name_bytes_max) {
+    s.name_skipped_ = true;  // longer than any inspected name
+    return 0;
   }
-  // A longer name is truncated and so matches none of the inspected names.
-  return 0;
-}
-
-int RequestParser::on_header_field_complete(llhttp_t* p) {
-  RequestParser& s = self(p);
-  const std::string_view name(s.name_, s.name_len_);
-  if (name == "expect") {
-    s.inspected_ = Inspected::expect;
-  } else if (name == "transfer-encoding") {
-    s.inspected_ = Inspected::transfer_encoding;
-    s.transfer_encoding_seen_ = true;
-  } else {
-    s.inspected_ = Inspected::other;
-  }
-  s.name_len_ = 0;
-  s.value_len_ = 0;
-  s.value_overflow_ = false;
-  if (!s.count_header_bytes(header_line_overhead_bytes)) return s.fail(ParseError::header_too_large);
+  for (std::size_t i = 0; i < len; ++i) s.name_[s.name_len_++] = lower(at[i]);
   return 0;
 }
 
 int RequestParser::on_header_value(llhttp_t* p, const char* at, std::size_t len) {
   RequestParser& s = self(p);
+  if (s.line_ != Line::value) {
+    s.line_ = Line::value;
+    s.classify_name();
+  }
   if (!s.count_header_bytes(len)) return s.fail(ParseError::header_too_large);
   if (s.inspected_ == Inspected::other) return 0;
   for (std::size_t i = 0; i < len; ++i) {
@@ -215,21 +229,15 @@ int RequestParser::on_header_value(llhttp_t* p, const char* at, std::size_t len)
   return 0;
 }
 
-int RequestParser::on_header_value_complete(llhttp_t* p) {
-  RequestParser& s = self(p);
-  const std::string_view value = trim(std::string_view(s.value_, s.value_len_));
-  if (s.inspected_ == Inspected::expect) {
-    s.expect_continue_ = !s.value_overflow_ && value == "100-continue";
-  } else if (s.inspected_ == Inspected::transfer_encoding) {
-    // Only "chunked" is supported; every other coding (or a list) is a 501.
-    if (s.value_overflow_ || value != "chunked") s.transfer_encoding_chunked_only_ = false;
-  }
-  s.inspected_ = Inspected::other;
-  return 0;
-}
-
 int RequestParser::on_headers_complete(llhttp_t* p) {
   RequestParser& s = self(p);
+  if (s.line_ == Line::value) {
+    s.end_header_line();
+  } else if (s.line_ == Line::name) {
+    s.classify_name();  // a name with an empty value
+    s.end_header_line();
+  }
+  s.line_ = Line::none;
   s.headers_done_ = true;
   const bool has_length = (p->flags & F_CONTENT_LENGTH) != 0;
   // Both framings at once is the classic request-smuggling vector: refuse.
@@ -238,7 +246,16 @@ int RequestParser::on_headers_complete(llhttp_t* p) {
     return s.fail(ParseError::unsupported_transfer_coding);
   }
   if (has_length && p->content_length > s.limits_.body_bytes_max) return s.fail(ParseError::body_too_large);
-  if (s.events_ != nullptr) s.events_->on_request_headers(s.make_head());
+  RequestHead& head = s.head_;
+  head.llhttp_method = p->method;
+  head.method = method_of(p->method);
+  head.target = std::string_view(s.target_, s.target_len_);
+  head.version_major = p->http_major;
+  head.version_minor = p->http_minor;
+  head.keep_alive = llhttp_should_keep_alive(p) != 0;
+  head.has_body = (has_length && p->content_length > 0) || (p->flags & F_CHUNKED) != 0;
+  head.expect_continue = s.expect_continue_ && head.has_body;
+  if (s.events_ != nullptr) s.events_->on_request_headers(head);
   return 0;
 }
 
@@ -251,23 +268,10 @@ int RequestParser::on_body(llhttp_t* p, const char*, std::size_t len) {
 int RequestParser::on_message_complete(llhttp_t* p) {
   RequestParser& s = self(p);
   s.in_message_ = false;
-  const bool pause = s.events_ != nullptr && s.events_->on_request(s.make_head());
+  const bool pause = s.events_ != nullptr && s.events_->on_request(s.head_);
   return pause ? HPE_PAUSED : 0;
 }
 
-RequestHead RequestParser::make_head() const {
-  RequestHead head;
-  head.method = method_of(llhttp_.method);
-  head.method_name = llhttp_method_name(llhttp_method_t(llhttp_.method));
-  head.target = std::string_view(target_, target_len_);
-  head.version_major = llhttp_.http_major;
-  head.version_minor = llhttp_.http_minor;
-  head.keep_alive = llhttp_should_keep_alive(&llhttp_) != 0;
-  const bool has_body =
-      ((llhttp_.flags & F_CONTENT_LENGTH) != 0 && llhttp_.content_length > 0) || (llhttp_.flags & F_CHUNKED) != 0;
-  head.has_body = has_body;
-  head.expect_continue = expect_continue_ && has_body;
-  return head;
-}
+std::string_view RequestHead::method_name() const { return llhttp_method_name(llhttp_method_t(llhttp_method)); }
 
 }  // namespace ringhttp::http

@@ -33,13 +33,15 @@ enum class Method : std::uint8_t { get, head, post, put, del, options, other };
 
 struct RequestHead {
   Method method = Method::other;
-  std::string_view method_name;  // valid during the callback only
-  std::string_view target;       // path and query, valid during the callback only
+  std::uint8_t llhttp_method = 0;  // llhttp_method_t, for method_name()
+  std::string_view target;         // path and query, valid during the callback only
   std::uint8_t version_major = 1;
   std::uint8_t version_minor = 1;
   bool keep_alive = true;        // after Connection: and the version's default
   bool expect_continue = false;  // Expect: 100-continue with a body to come
   bool has_body = false;
+
+  std::string_view method_name() const;
 };
 
 class RequestEvents {
@@ -89,16 +91,16 @@ class RequestParser {
   bool in_message() const { return in_message_; }
 
  private:
+  // Where the parser is inside a header line, to see a name end when its
+  // value starts and a value end when the next name (or the blank line)
+  // starts, without a callback per completion.
   enum class Inspected : std::uint8_t { other, expect, transfer_encoding };
+  enum class Line : std::uint8_t { none, name, value };
 
   static int on_message_begin(llhttp_t* p);
-  static int on_method(llhttp_t* p, const char* at, std::size_t len);
   static int on_url(llhttp_t* p, const char* at, std::size_t len);
-  static int on_version(llhttp_t* p, const char* at, std::size_t len);
   static int on_header_field(llhttp_t* p, const char* at, std::size_t len);
-  static int on_header_field_complete(llhttp_t* p);
   static int on_header_value(llhttp_t* p, const char* at, std::size_t len);
-  static int on_header_value_complete(llhttp_t* p);
   static int on_headers_complete(llhttp_t* p);
   static int on_body(llhttp_t* p, const char* at, std::size_t len);
   static int on_message_complete(llhttp_t* p);
@@ -106,7 +108,8 @@ class RequestParser {
 
   bool count_header_bytes(std::size_t len);
   int fail(ParseError error);
-  RequestHead make_head() const;
+  void end_header_line();
+  void classify_name();
 
   llhttp_t llhttp_{};
   RequestEvents* events_ = nullptr;
@@ -118,12 +121,15 @@ class RequestParser {
   bool transfer_encoding_seen_ = false;
   bool transfer_encoding_chunked_only_ = true;
   Inspected inspected_ = Inspected::other;
+  Line line_ = Line::none;
+  bool name_skipped_ = false;  // the name cannot be an inspected one
   std::uint8_t name_len_ = 0;
   std::uint8_t value_len_ = 0;
   bool value_overflow_ = false;
   std::uint16_t target_len_ = 0;
   std::size_t header_bytes_ = 0;
   std::uint64_t body_bytes_ = 0;
+  RequestHead head_;  // built once the header section is complete
   char name_[inspected_name_bytes_max];
   char value_[inspected_value_bytes_max];
   char target_[target_bytes_max];

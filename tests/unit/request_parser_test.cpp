@@ -23,7 +23,7 @@ class Recorder final : public RequestEvents {
     if (head.expect_continue) ++continues;
   }
   bool on_request(const RequestHead& head) override {
-    seen.push_back({std::string(head.method_name), std::string(head.target), head.keep_alive, head.expect_continue});
+    seen.push_back({std::string(head.method_name()), std::string(head.target), head.keep_alive, head.expect_continue});
     return pause_after_each;
   }
   std::vector<Seen> seen;
@@ -160,6 +160,18 @@ TEST(RequestParser, each_bad_input_maps_to_its_error_and_status) {
   EXPECT_EQ(status_for(ParseError::header_too_large), 431);
   EXPECT_EQ(status_for(ParseError::body_too_large), 413);
   EXPECT_EQ(status_for(ParseError::unsupported_transfer_coding), 501);
+}
+
+TEST(RequestParser, only_the_exact_header_names_are_inspected) {
+  const std::string in =
+      "POST /a HTTP/1.1\r\nExpectation: 100-continue\r\nX-Transfer-Encoding: gzip\r\n"
+      "transfer-encodinG: chunked\r\nT: x\r\nE:\r\n\r\n0\r\n\r\n";
+  for (std::size_t step = 1; step <= in.size(); ++step) {
+    Parsed p;
+    ASSERT_NE(p.feed_all(in, step), RequestParser::Status::error) << "step " << step;
+    ASSERT_EQ(p.events.seen.size(), 1u) << "step " << step;
+    EXPECT_FALSE(p.events.seen[0].expect_continue);
+  }
 }
 
 TEST(RequestParser, chunked_body_over_limit_is_refused) {
