@@ -147,7 +147,8 @@ int run(const Options& options) {
     }
   }
 
-  Progress progress(::isatty(STDERR_FILENO) == 1);
+  // Only for a person watching: never in a pipe, a file or a CI log.
+  Progress progress(::isatty(STDERR_FILENO) == 1 && ::isatty(STDOUT_FILENO) == 1);
   sleep_until_ns(timeline.measure_ns);
   const std::uint64_t client_cpu_start = process_cpu_ns();
   const std::optional<std::uint64_t> server_cpu_start =
