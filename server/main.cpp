@@ -12,6 +12,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "core/alloc/allocator_name.hpp"
 #include "core/net/cpu.hpp"
 #include "core/net/listen.hpp"
 #include "core/uring/features.hpp"
@@ -20,26 +21,9 @@
 #include "server/options.hpp"
 #include "server/shard.hpp"
 
-#if RINGHTTP_MIMALLOC
-#include <mimalloc.h>
-#endif
-
 namespace {
 
 using namespace ringhttp;
-
-const char* allocator_name() {
-#if RINGHTTP_MIMALLOC
-  // Asked of the allocator itself, so the line says what really runs: a
-  // block from plain calloc() must come from mimalloc's heap.
-  void* probe = std::calloc(1, 64);
-  const bool ours = mi_is_in_heap_region(probe);
-  std::free(probe);
-  return ours ? "mimalloc" : "system (mimalloc linked but not overriding malloc)";
-#else
-  return "glibc";
-#endif
-}
 
 int run(const server::Options& options) {
   uring::Features kernel;
@@ -99,8 +83,8 @@ int run(const server::Options& options) {
   }
 
   std::printf("ringhttp %s listening on %s shards=%zu cpus=%s allocator=%s uring=%s\n", RINGHTTP_VERSION,
-              address.to_string().c_str(), shard_count, net::format_cpu_list(options.cpus).c_str(), allocator_name(),
-              features.describe().c_str());
+              address.to_string().c_str(), shard_count, net::format_cpu_list(options.cpus).c_str(),
+              alloc::allocator_name(), features.describe().c_str());
   std::fflush(stdout);
 
   int signal_number = 0;
