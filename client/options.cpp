@@ -32,6 +32,7 @@ constexpr const char* usage_text =
     "      --uring LIST        io_uring profile (5.10, 5.19, 6.0, 6.1, all) or no-FEATURE switches\n"
     "      --json              the report as one JSON object on stdout (text goes to stderr)\n"
     "      --hdr-out FILE      latency distribution in HdrHistogram's .hgrm text format\n"
+    "      --hdr-log FILE      HdrHistogram interval log (V2 compressed) of the measured window\n"
     "      --server-pid PID    also report the server's CPU time per request\n"
     "      --help, --version\n";
 
@@ -208,6 +209,9 @@ ParseOutcome parse_options(int argc, char** argv, Options& out) {
     } else if (flag == "--hdr-out") {
       out.hdr_out = std::string(value);
       ok = !out.hdr_out.empty();
+    } else if (flag == "--hdr-log") {
+      out.hdr_log = std::string(value);
+      ok = !out.hdr_log.empty();
     } else if (flag == "--server-pid") {
       ok = parse_number<int>(value, 1, 1 << 30, out.server_pid);
     } else {

@@ -34,6 +34,7 @@ struct Options {
   std::string uring_text = "all";
   bool json = false;
   std::string hdr_out;
+  std::string hdr_log;
   int server_pid = 0;  // 0: none
   std::uint32_t ring_entries = 1024;
 };

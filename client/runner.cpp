@@ -17,6 +17,7 @@
 
 #include "client/clock.hpp"
 #include "client/cpu_time.hpp"
+#include "client/hdr_log.hpp"
 #include "client/hgrm.hpp"
 #include "client/report.hpp"
 #include "client/request.hpp"
@@ -151,6 +152,9 @@ int run(const Options& options) {
   Progress progress(::isatty(STDERR_FILENO) == 1 && ::isatty(STDOUT_FILENO) == 1);
   sleep_until_ns(timeline.measure_ns);
   const std::uint64_t client_cpu_start = process_cpu_ns();
+  // Wall-clock time only labels the --hdr-log interval; nothing is measured with it.
+  timespec wall_start{};
+  clock_gettime(CLOCK_REALTIME, &wall_start);
   const std::optional<std::uint64_t> server_cpu_start =
       options.server_pid != 0 ? other_process_cpu_ns(options.server_pid) : std::nullopt;
   // Wait for the window's end: the deadline of a timed run, or the last
@@ -197,6 +201,16 @@ int run(const Options& options) {
   if (options.json) std::fputs(format_json(report).c_str(), stdout);
   if (!options.hdr_out.empty()) {
     if (const std::string error = write_hgrm_file(options.hdr_out, report.totals.latency); !error.empty()) {
+      std::fprintf(stderr, "client: %s\n", error.c_str());
+      return 1;
+    }
+  }
+  if (!options.hdr_log.empty()) {
+    HdrLogInterval interval;
+    interval.start_epoch_s = double(wall_start.tv_sec) + double(wall_start.tv_nsec) / 1e9;
+    interval.length_s = double(report.window_ns) / 1e9;
+    if (const std::string error = write_hdr_log_file(options.hdr_log, report.totals.latency, interval);
+        !error.empty()) {
       std::fprintf(stderr, "client: %s\n", error.c_str());
       return 1;
     }

@@ -4,7 +4,8 @@
 set -euo pipefail
 
 packages=(meson ninja-build pkg-config g++ liburing-dev libsimdjson-dev libmimalloc-dev
-          libgtest-dev libbenchmark-dev node-llhttp libssl-dev)
+          libgtest-dev libbenchmark-dev node-llhttp libssl-dev zlib1g-dev
+          libhdrhistogram-java default-jre-headless)  # --hdr-log is checked by HdrHistogram's own reader
 if [[ "${1:-}" == "--bench" ]]; then
   packages+=(wrk nginx-light time procps util-linux python3)
 fi

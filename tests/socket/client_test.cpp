@@ -4,6 +4,9 @@
 #include <gtest/gtest.h>
 #include <simdjson.h>
 
+#include <unistd.h>
+
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -173,6 +176,37 @@ TEST_F(ClientAgainstServer, hdr_out_writes_a_percentile_distribution) {
   text << in.rdbuf();
   EXPECT_TRUE(text.str().starts_with("       Value     Percentile TotalCount 1/(1-Percentile)")) << text.str();
   EXPECT_NE(text.str().find("Total count    =          200]"), std::string::npos) << text.str();
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// Debian's libhdrhistogram-java, installed by tools/install-deps.sh.
+constexpr const char* hdrhistogram_jar = "/usr/share/java/hdrhistogram.jar";
+
+TEST_F(ClientAgainstServer, hdr_log_is_read_by_hdrhistograms_own_log_processor_with_the_same_percentiles) {
+  if (::access(hdrhistogram_jar, R_OK) != 0 || std::system("java -version >/dev/null 2>&1") != 0) {
+    GTEST_SKIP() << "needs java and " << hdrhistogram_jar << " (tools/install-deps.sh installs them)";
+  }
+  const std::string dir = testing::TempDir();
+  const std::string log = dir + "client_test.hlog";
+  const std::string ours = dir + "client_test_ours.hgrm";
+  const std::string theirs = dir + "client_test_theirs";
+  const ClientRun run =
+      run_client({"-n", "3000", "-c", "4", "--hdr-log", log, "--hdr-out", ours, url(server, "/plaintext")});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const std::string command = std::string("java -cp ") + hdrhistogram_jar +
+                              " org.HdrHistogram.HistogramLogProcessor -i " + log + " -o " + theirs + " 2>&1";
+  ASSERT_EQ(std::system(command.c_str()), 0) << command;
+  // HistogramLogProcessor writes two comment lines (the interval and the
+  // start time) before the same percentile distribution.
+  std::string processed = read_file(theirs + ".hgrm");
+  for (int i = 0; i < 2 && processed.starts_with("#["); ++i) processed.erase(0, processed.find('\n') + 1);
+  EXPECT_EQ(processed, read_file(ours));
 }
 
 TEST_F(ClientAgainstServer, server_pid_adds_server_cpu_per_request) {

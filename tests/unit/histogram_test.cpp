@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "client/hdr_log.hpp"
 #include "client/hgrm.hpp"
 
 namespace ringhttp::client {
@@ -133,6 +134,59 @@ TEST(Hgrm, percentile_distribution_has_hdrhistograms_header_lines_and_footer) {
   }
   EXPECT_GT(lines, 50u);
   EXPECT_EQ(last, 1.0);
+}
+
+}  // namespace
+}  // namespace ringhttp::client
+
+namespace ringhttp::client {
+namespace {
+
+TEST(HdrLog, base64_is_standard_with_padding) {
+  EXPECT_EQ(base64(""), "");
+  EXPECT_EQ(base64("f"), "Zg==");
+  EXPECT_EQ(base64("fo"), "Zm8=");
+  EXPECT_EQ(base64("foo"), "Zm9v");
+  EXPECT_EQ(base64("foobar"), "Zm9vYmFy");
+  EXPECT_EQ(base64(std::string("\xff\xfe", 2)), "//4=");
+}
+
+TEST(HdrLog, v2_encoding_has_hdrhistograms_header_and_run_length_counts) {
+  Histogram h;
+  h.record(1);
+  h.record(1);
+  h.record(3);
+  const std::string bytes = encode_v2(h);
+  ASSERT_GE(bytes.size(), 40u);
+  EXPECT_EQ(bytes.substr(0, 4), std::string("\x1c\x84\x93\x13", 4)) << "V2 cookie with the word-size marker";
+  EXPECT_EQ(bytes.substr(12, 4), std::string("\0\0\0\3", 4)) << "3 significant digits";
+  // Counts from index 0 up to the max: 0 (one zero), 2, 0 (one zero), 1 --
+  // zig-zag: 0 -> 0, 2 -> 4, 1 -> 2.
+  EXPECT_EQ(bytes.substr(40), std::string("\x00\x04\x00\x02", 4));
+  EXPECT_EQ(bytes.substr(4, 4), std::string("\0\0\0\4", 4)) << "payload length";
+}
+
+TEST(HdrLog, runs_of_zeros_are_one_negative_number) {
+  Histogram h;
+  h.record(5);
+  const std::string bytes = encode_v2(h);
+  // Five zeros (indexes 0..4) then a count of 1: -5 zig-zags to 9.
+  EXPECT_EQ(bytes.substr(40), std::string("\x09\x02", 2));
+}
+
+TEST(HdrLog, compressed_form_starts_with_its_cookie_and_length) {
+  Histogram h;
+  for (std::uint64_t v = 1000; v < 100'000; v += 7) h.record(v);
+  const std::string bytes = compress_v2(h);
+  ASSERT_GT(bytes.size(), 8u);
+  EXPECT_EQ(bytes.substr(0, 4), std::string("\x1c\x84\x93\x14", 4));
+  const std::uint32_t length = (std::uint32_t(std::uint8_t(bytes[4])) << 24) |
+                               (std::uint32_t(std::uint8_t(bytes[5])) << 16) |
+                               (std::uint32_t(std::uint8_t(bytes[6])) << 8) | std::uint32_t(std::uint8_t(bytes[7]));
+  EXPECT_EQ(length, bytes.size() - 8);
+  const std::string log = format_hdr_log(h, {1'700'000'000.0, 2.5});
+  EXPECT_TRUE(log.starts_with("#[Histogram log format version 1.3]\n#[StartTime: 1700000000.000")) << log;
+  EXPECT_NE(log.find("\n0.000,2.500,0.100,HISTFAAA"), std::string::npos) << log;
 }
 
 }  // namespace

@@ -1,0 +1,140 @@
+#include "client/hdr_log.hpp"
+
+#include <zlib.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+
+namespace ringhttp::client {
+namespace {
+
+constexpr std::uint32_t v2_encoding_cookie = 0x1c849303 | 0x10;             // | word size marker, as Java writes it
+constexpr std::uint32_t v2_compressed_encoding_cookie = 0x1c849304 | 0x10;  // likewise
+constexpr std::size_t v2_header_bytes = 40;
+
+void put_u32(std::string& out, std::uint32_t v) {
+  for (int shift = 24; shift >= 0; shift -= 8) out += char((v >> shift) & 0xff);
+}
+
+void put_u64(std::string& out, std::uint64_t v) {
+  for (int shift = 56; shift >= 0; shift -= 8) out += char((v >> shift) & 0xff);
+}
+
+void set_u32(std::string& out, std::size_t at, std::uint32_t v) {
+  for (int i = 0; i < 4; ++i) out[at + std::size_t(i)] = char((v >> (24 - 8 * i)) & 0xff);
+}
+
+// HdrHistogram's ZigZagEncoding.putLong: LEB128 of the zig-zagged value,
+// at most 9 bytes (the ninth carries a full 8 bits).
+void put_zigzag(std::string& out, std::int64_t signed_value) {
+  std::uint64_t v = (std::uint64_t(signed_value) << 1) ^ std::uint64_t(signed_value >> 63);
+  for (int i = 0; i < 8; ++i) {
+    if ((v >> 7) == 0) {
+      out += char(v);
+      return;
+    }
+    out += char((v & 0x7f) | 0x80);
+    v >>= 7;
+  }
+  out += char(v);
+}
+
+}  // namespace
+
+std::string encode_v2(const Histogram& h) {
+  std::string out;
+  put_u32(out, v2_encoding_cookie);
+  put_u32(out, 0);  // payload length, filled in below
+  put_u32(out, 0);  // normalizing index offset
+  put_u32(out, Histogram::significant_digits);
+  put_u64(out, Histogram::lowest_trackable_ns);
+  put_u64(out, Histogram::highest_trackable_ns);
+  double ratio = 1.0;  // integer to double value conversion ratio
+  std::uint64_t ratio_bits;
+  std::memcpy(&ratio_bits, &ratio, sizeof ratio);
+  put_u64(out, ratio_bits);
+  const std::size_t limit = h.total() == 0 ? 0 : Histogram::index_of(h.max()) + 1;
+  for (std::size_t i = 0; i < limit;) {
+    const std::uint64_t count = h.count_at_index(i++);
+    if (count != 0) {
+      put_zigzag(out, std::int64_t(count));
+      continue;
+    }
+    std::int64_t zeros = 1;
+    while (i < limit && h.count_at_index(i) == 0) {
+      ++zeros;
+      ++i;
+    }
+    put_zigzag(out, zeros > 1 ? -zeros : 0);
+  }
+  set_u32(out, 4, std::uint32_t(out.size() - v2_header_bytes));
+  return out;
+}
+
+std::string compress_v2(const Histogram& h) {
+  const std::string plain = encode_v2(h);
+  uLongf compressed_bytes = compressBound(uLong(plain.size()));
+  std::string out;
+  put_u32(out, v2_compressed_encoding_cookie);
+  put_u32(out, 0);  // compressed length, filled in below
+  out.resize(8 + compressed_bytes);
+  // zlib's format (header + deflate + adler32) is what Java's Deflater writes.
+  if (compress2(reinterpret_cast<Bytef*>(out.data() + 8), &compressed_bytes,
+                reinterpret_cast<const Bytef*>(plain.data()), uLong(plain.size()), Z_DEFAULT_COMPRESSION) != Z_OK) {
+    return {};
+  }
+  out.resize(8 + compressed_bytes);
+  set_u32(out, 4, std::uint32_t(compressed_bytes));
+  return out;
+}
+
+std::string base64(const std::string& bytes) {
+  static constexpr char alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  out.reserve((bytes.size() + 2) / 3 * 4);
+  for (std::size_t i = 0; i < bytes.size(); i += 3) {
+    const std::size_t n = bytes.size() - i < 3 ? bytes.size() - i : 3;
+    std::uint32_t v = std::uint32_t(std::uint8_t(bytes[i])) << 16;
+    if (n > 1) v |= std::uint32_t(std::uint8_t(bytes[i + 1])) << 8;
+    if (n > 2) v |= std::uint32_t(std::uint8_t(bytes[i + 2]));
+    out += alphabet[(v >> 18) & 63];
+    out += alphabet[(v >> 12) & 63];
+    out += n > 1 ? alphabet[(v >> 6) & 63] : '=';
+    out += n > 2 ? alphabet[v & 63] : '=';
+  }
+  return out;
+}
+
+std::string format_hdr_log(const Histogram& h, const HdrLogInterval& interval) {
+  const std::string compressed = compress_v2(h);
+  if (compressed.empty()) return {};
+  char date[64] = "";
+  const std::time_t seconds = std::time_t(interval.start_epoch_s);
+  std::tm utc{};
+  if (gmtime_r(&seconds, &utc) != nullptr) std::strftime(date, sizeof date, "%a %b %d %H:%M:%S UTC %Y", &utc);
+  char line[512];
+  std::string out = "#[Histogram log format version 1.3]\n";
+  std::snprintf(line, sizeof line, "#[StartTime: %.3f (seconds since epoch), %s]\n", interval.start_epoch_s, date);
+  out += line;
+  out += "\"StartTimestamp\",\"Interval_Length\",\"Interval_Max\",\"Interval_Compressed_Histogram\"\n";
+  std::snprintf(line, sizeof line, "%.3f,%.3f,%.3f,", 0.0, interval.length_s,
+                double(Histogram::highest_equivalent(h.max())) / hdr_log_max_value_unit_ns);
+  out += line;
+  out += base64(compressed);
+  out += '\n';
+  return out;
+}
+
+std::string write_hdr_log_file(const std::string& path, const Histogram& h, const HdrLogInterval& interval) {
+  const std::string text = format_hdr_log(h, interval);
+  if (text.empty()) return "cannot compress the histogram for --hdr-log";
+  std::FILE* f = std::fopen(path.c_str(), "w");
+  if (f == nullptr) return "cannot write --hdr-log " + path + ": " + std::strerror(errno);
+  const bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+  if (std::fclose(f) != 0 || !ok) return "cannot write --hdr-log " + path + ": " + std::strerror(errno);
+  return {};
+}
+
+}  // namespace ringhttp::client
