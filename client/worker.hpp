@@ -55,6 +55,7 @@ class Worker {
   // that takes longer than this to cancel is not waited for.
   static constexpr std::uint64_t stop_drain_ns = 2'000'000'000;
   static constexpr std::uint8_t enobufs_in_a_row_max = 8;
+  static constexpr unsigned long timer_slack_ns = 1;  // rate model: wake when asked
 
   Worker(const Options& options, const RequestBytes& request, const uring::Features& features, const WorkerPlan& plan);
   ~Worker();

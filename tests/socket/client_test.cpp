@@ -47,6 +47,12 @@ class JsonReport {
     EXPECT_EQ(error, simdjson::SUCCESS) << pointer << " in " << text_;
     return value;
   }
+  double real(const char* pointer) const {
+    double value = 0;
+    const auto error = doc_.at_pointer(pointer).get(value);
+    EXPECT_EQ(error, simdjson::SUCCESS) << pointer << " in " << text_;
+    return value;
+  }
   bool has(const char* key) const { return doc_[key].error() == simdjson::SUCCESS; }
   bool is_null(const char* pointer) const { return doc_.at_pointer(pointer).is_null(); }
 
@@ -289,6 +295,30 @@ TEST(Client, no_response_at_all_is_a_timeout_error) {
   EXPECT_EQ(run.exit_code, 1) << run.err;
   const JsonReport report(run);
   EXPECT_EQ(report.number("/errors/timeout"), 2u);
+}
+
+}  // namespace
+}  // namespace socket_test
+
+namespace socket_test {
+namespace {
+
+TEST(Client, rate_mode_corrected_latency_shows_a_stall_that_the_uncorrected_one_hides) {
+  // 100 requests/s on one connection for 1 s; the server stops for 400 ms
+  // before its 20th answer. Forty requests fall due during the stall: from
+  // their intended times they wait up to 400 ms (corrected), but each is
+  // answered quickly once actually sent (uncorrected). Only the one request
+  // in flight during the stall is slow both ways.
+  CannedServer server("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok", CannedServer::After::keep_open);
+  server.stall_once(20, 400);
+  const ClientRun run = run_client({"-R", "100", "-c", "1", "-d", "1s", "-w", "0", "--json", server.url()});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const JsonReport report(run);
+  const double stall_us = 400'000;
+  EXPECT_GE(report.real("/latency_us/max"), stall_us * 0.9);
+  EXPECT_GE(report.real("/latency_uncorrected_us/max"), stall_us * 0.9);
+  EXPECT_GE(report.real("/latency_us/p90"), stall_us / 4) << run.out;
+  EXPECT_LT(report.real("/latency_uncorrected_us/p90"), stall_us / 4) << run.out;
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <stdexcept>
 #include <vector>
@@ -72,6 +73,9 @@ void CannedServer::serve_connection(int fd) {
     while ((end = input.find("\r\n\r\n")) != std::string::npos) {
       input.erase(0, end + 4);
       if (reply_.empty()) continue;
+      if (answered_.fetch_add(1) + 1 == stall_after_.load()) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(stall_ms_.load()));
+      }
       if (::send(fd, reply_.data(), reply_.size(), MSG_NOSIGNAL) < 0) return;
       if (after_ == After::close) return;
     }

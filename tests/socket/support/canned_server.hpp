@@ -16,6 +16,12 @@ class CannedServer {
   // `reply` is sent once per request read (a request ends at its blank line;
   // bodies are not expected). With `reply` empty it never answers.
   CannedServer(std::string reply, After after);
+  // Before answering request number `after_requests` (counted from 1 over
+  // all connections), sleep `stall_ms`: a server that stops for a while.
+  void stall_once(std::uint32_t after_requests, std::uint32_t stall_ms) {
+    stall_after_ = after_requests;
+    stall_ms_ = stall_ms;
+  }
   ~CannedServer();
   CannedServer(const CannedServer&) = delete;
   CannedServer& operator=(const CannedServer&) = delete;
@@ -32,6 +38,9 @@ class CannedServer {
   int listen_fd_ = -1;
   std::uint16_t port_ = 0;
   std::atomic<bool> stop_{false};
+  std::atomic<std::uint32_t> answered_{0};
+  std::atomic<std::uint32_t> stall_after_{0};
+  std::atomic<std::uint32_t> stall_ms_{0};
   std::thread thread_;
 };
 
