@@ -73,7 +73,6 @@ struct Connection final : http::RequestEvents {
 
   http::RequestParser parser;
   OutputQueue<responses_max> out;
-  std::uint64_t queued_bytes = 0;  // bytes of queued non-stream responses not yet sent
 
   // The send in flight: its iovecs, a cursor advanced by short writes, and
   // what its completion retires.

@@ -2,7 +2,8 @@
 // A response waiting in a connection's output queue, described by where its
 // bytes already live: the status line and fixed headers are static, the Date
 // line is the shard's cache, the framing tail (Content-Length digits and the
-// Connection header) and a small serialized body are in the slot itself,
+// Connection header) is the shard's framing cache or, for the rare cases it
+// does not hold, the slot itself; a small serialized body is in the slot,
 // large bodies are static or produced on demand (the stream).
 
 #include <array>
@@ -28,18 +29,16 @@ struct PendingResponse {
   std::string_view body;               // for fixed, scratch and metrics sources
   std::uint64_t stream_offset = 0;     // next stream byte to produce
   std::uint64_t stream_remaining = 0;  // stream bytes not yet sent
+  std::string_view tail;  // Content-Length and Connection framing: the shard's cache or tail_bytes
   std::uint16_t status = 0;
-  std::uint8_t tail_len = 0;
   BodySource source = BodySource::none;
   bool interim = false;      // a 100 Continue: head only, no Date, no tail
   bool close_after = false;  // the connection closes once this is sent
   bool head_sent = false;    // headers already on the wire (a stream in progress)
-  char tail[tail_bytes_max];
+  char tail_bytes[tail_bytes_max];
   char scratch[scratch_bytes_max];
 
-  std::string_view tail_view() const { return {tail, tail_len}; }
-
-  // Ready for reuse. The byte arrays are not cleared: tail_len and body say
+  // Ready for reuse. The byte arrays are not cleared: tail and body say
   // how much of them is meaningful, and zeroing them per request would cost
   // more than the rest of the reset.
   void reset() {
@@ -47,8 +46,8 @@ struct PendingResponse {
     body = {};
     stream_offset = 0;
     stream_remaining = 0;
+    tail = {};
     status = 0;
-    tail_len = 0;
     source = BodySource::none;
     interim = false;
     close_after = false;

@@ -349,7 +349,6 @@ void Shard::open_connection(int fd) {
   conn.requests_done = 0;
   conn.parser.reset(limits_, &conn);
   conn.out.clear();
-  conn.queued_bytes = 0;
   conn.held_head = conn.held_count = 0;
   ++open_count_;
   counters_.connections_accepted.add();
@@ -506,7 +505,10 @@ void Shard::pause_input(Connection& conn) {
 }
 
 bool Shard::can_take_more(const Connection& conn) const {
-  return !conn.out.full() && conn.queued_bytes < options_.output_bytes_max && !conn.metrics_queued;
+  // Unsent output is what the send in flight has left (the queue behind it
+  // is bounded by its length, and its bodies live elsewhere).
+  const bool output_backlog = conn.send_inflight && conn.send_bytes_left >= options_.output_bytes_max;
+  return !conn.out.full() && !conn.metrics_queued && !output_backlog;
 }
 
 void Shard::resume_input(Connection& conn) {
@@ -528,7 +530,6 @@ void Shard::on_request_headers(Connection& conn, const http::RequestHead& head) 
   r.head = heads::continue_100;
   r.status = 100;
   r.interim = true;
-  conn.queued_bytes += r.head.size();
   counters_.responses[status_index(100)].add();
 }
 
@@ -557,11 +558,17 @@ bool Shard::on_request(Connection& conn, const http::RequestHead& head) {
   return !can_take_more(conn);
 }
 
-void Shard::finish_response(Connection& conn, PendingResponse& r, std::uint64_t content_length, bool close,
+void Shard::finish_response(Connection&, PendingResponse& r, std::uint64_t content_length, bool close,
                             bool http10_keep_alive) {
-  char* p = r.tail;
+  r.close_after = close;
+  counters_.responses[status_index(r.status)].add();
+  if (!close && !http10_keep_alive) {
+    r.tail = framing_.keep_alive(content_length);
+    if (!r.tail.empty()) return;
+  }
+  char* p = r.tail_bytes;
   p = append(p, "Content-Length: ");
-  p = std::to_chars(p, r.tail + PendingResponse::tail_bytes_max, content_length).ptr;
+  p = std::to_chars(p, r.tail_bytes + PendingResponse::tail_bytes_max, content_length).ptr;
   p = append(p, "\r\n");
   if (close) {
     p = append(p, "Connection: close\r\n");
@@ -569,11 +576,8 @@ void Shard::finish_response(Connection& conn, PendingResponse& r, std::uint64_t 
     p = append(p, "Connection: keep-alive\r\n");
   }
   p = append(p, "\r\n");
-  assert(p <= r.tail + PendingResponse::tail_bytes_max);
-  r.tail_len = std::uint8_t(p - r.tail);
-  r.close_after = close;
-  conn.queued_bytes += r.head.size() + http::DateCache::line_bytes + r.tail_len + r.body.size();
-  counters_.responses[status_index(r.status)].add();
+  assert(p <= r.tail_bytes + PendingResponse::tail_bytes_max);
+  r.tail = std::string_view(r.tail_bytes, std::size_t(p - r.tail_bytes));
 }
 
 void Shard::queue_error(Connection& conn, int status) {
@@ -618,7 +622,7 @@ void Shard::flush(Connection& conn) {
       add(r.head.data(), r.head.size());
       if (!r.interim) {
         add(date.data(), date.size());
-        add(r.tail, r.tail_len);
+        add(r.tail.data(), r.tail.size());
       }
     }
     if (r.source != BodySource::stream) {
@@ -702,26 +706,13 @@ void Shard::on_send(Connection& conn, std::int32_t res) {
 
 void Shard::retire_sent(Connection& conn) {
   for (std::uint32_t i = 0; i < conn.send_retires; ++i) {
-    PendingResponse& r = conn.out.front();
-    if (r.source != BodySource::stream) {
-      const std::uint64_t bytes =
-          r.head_sent ? 0 : r.head.size() + (r.interim ? 0 : http::DateCache::line_bytes + r.tail_len);
-      conn.queued_bytes -= std::min(conn.queued_bytes, bytes + r.body.size());
-    } else if (!r.head_sent) {
-      conn.queued_bytes -=
-          std::min<std::uint64_t>(conn.queued_bytes, r.head.size() + http::DateCache::line_bytes + r.tail_len);
-    }
-    if (r.source == BodySource::metrics) conn.metrics_queued = false;
+    if (conn.out.front().source == BodySource::metrics) conn.metrics_queued = false;
     conn.out.pop();
   }
   if (conn.send_stream_bytes > 0) {
     PendingResponse& r = conn.out.front();
     assert(r.source == BodySource::stream);
-    if (!r.head_sent) {
-      conn.queued_bytes -=
-          std::min<std::uint64_t>(conn.queued_bytes, r.head.size() + http::DateCache::line_bytes + r.tail_len);
-      r.head_sent = true;
-    }
+    r.head_sent = true;
     r.stream_offset += conn.send_stream_bytes;
     r.stream_remaining -= conn.send_stream_bytes;
   }

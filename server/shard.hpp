@@ -19,6 +19,7 @@
 #include "core/uring/user_data.hpp"
 #include "server/connection.hpp"
 #include "server/counters.hpp"
+#include "server/framing_cache.hpp"
 #include "server/options.hpp"
 
 namespace ringhttp::server {
@@ -110,6 +111,7 @@ class Shard {
   std::uint32_t open_count_ = 0;
 
   http::DateCache date_;
+  FramingCache framing_;
   std::uint64_t now_ms_ = 0;
   __kernel_timespec tick_ts_{};
   int wake_fd_ = -1;

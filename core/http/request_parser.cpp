@@ -252,7 +252,11 @@ int RequestParser::on_headers_complete(llhttp_t* p) {
   head.target = std::string_view(s.target_, s.target_len_);
   head.version_major = p->http_major;
   head.version_minor = p->http_minor;
-  head.keep_alive = llhttp_should_keep_alive(p) != 0;
+  // llhttp_should_keep_alive() without its response-only half (a request
+  // never needs the connection's end to delimit its body), inlined: HTTP/1.1
+  // keeps alive unless told to close, HTTP/1.0 only when asked.
+  head.keep_alive = p->http_major > 0 && p->http_minor > 0 ? (p->flags & F_CONNECTION_CLOSE) == 0
+                                                           : (p->flags & F_CONNECTION_KEEP_ALIVE) != 0;
   head.has_body = (has_length && p->content_length > 0) || (p->flags & F_CHUNKED) != 0;
   head.expect_continue = s.expect_continue_ && head.has_body;
   if (s.events_ != nullptr) s.events_->on_request_headers(head);
