@@ -2,6 +2,7 @@
 
 #include <poll.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -54,6 +55,24 @@ std::string check_reachable(const Options& options) {
   ::close(fd);
   if (error == 0) return {};
   return "cannot connect to " + address.to_string() + ": " + std::strerror(error);
+}
+
+// Every connection is a descriptor, and a reconnect briefly holds two.
+// The soft limit (often 1024) is raised toward the hard one; a run that
+// cannot fit is refused rather than left to fail connects all along.
+std::string raise_fd_limit(const Options& options) {
+  constexpr rlim_t spare_fds = 64;  // stdio, rings, buffer files, a reconnect's overlap
+  const rlim_t needed = rlim_t(options.connections) + spare_fds;
+  rlimit limit{};
+  if (::getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur >= needed) return {};
+  if (limit.rlim_max != RLIM_INFINITY && limit.rlim_max < needed) {
+    return std::to_string(options.connections) + " connections need " + std::to_string(needed) +
+           " descriptors, but the hard limit (ulimit -Hn) is " + std::to_string(limit.rlim_max);
+  }
+  limit.rlim_cur = needed;
+  if (::setrlimit(RLIMIT_NOFILE, &limit) != 0)
+    return std::string("cannot raise the descriptor limit: ") + std::strerror(errno);
+  return {};
 }
 
 std::vector<WorkerPlan> make_plans(const Options& options) {
@@ -120,6 +139,10 @@ int run(const Options& options) {
                  options.server_pid);
     return 2;
   }
+  if (const std::string error = raise_fd_limit(options); !error.empty()) {
+    std::fprintf(stderr, "client: %s\n", error.c_str());
+    return 2;
+  }
   if (const std::string error = check_reachable(options); !error.empty()) {
     std::fprintf(stderr, "client: %s\n", error.c_str());
     return 1;
@@ -149,6 +172,9 @@ int run(const Options& options) {
   }
 
   // Only for a person watching: never in a pipe, a file or a CI log.
+  // Without warm-up (-n), the window opens now that every worker is set up:
+  // ring creation and the first connects are not part of it.
+  const std::uint64_t window_start_ns = std::max(timeline.measure_ns, monotonic_ns());
   Progress progress(::isatty(STDERR_FILENO) == 1 && ::isatty(STDOUT_FILENO) == 1);
   sleep_until_ns(timeline.measure_ns);
   const std::uint64_t client_cpu_start = process_cpu_ns();
@@ -159,7 +185,7 @@ int run(const Options& options) {
       options.server_pid != 0 ? other_process_cpu_ns(options.server_pid) : std::nullopt;
   // Wait for the window's end: the deadline of a timed run, or the last
   // worker finishing its share of -n, whichever comes first.
-  std::uint64_t next_progress_ns = timeline.measure_ns + progress_interval_ns;
+  std::uint64_t next_progress_ns = window_start_ns + progress_interval_ns;
   std::uint64_t window_end_ns = 0;
   for (;;) {
     bool all_finished = true;
@@ -170,7 +196,7 @@ int run(const Options& options) {
       break;
     }
     if (now >= next_progress_ns) {
-      progress.show(now - timeline.measure_ns, workers);
+      progress.show(now - window_start_ns, workers);
       next_progress_ns += progress_interval_ns;
     }
     sleep_until_ns(
@@ -185,7 +211,7 @@ int run(const Options& options) {
   Report report;
   report.environment = describe_environment(features.describe());
   report.options = &options;
-  report.window_ns = window_end_ns - timeline.measure_ns;
+  report.window_ns = window_end_ns - window_start_ns;
   report.client_cpu_ns = client_cpu_end - client_cpu_start;
   if (server_cpu_start && server_cpu_end) report.server_cpu_ns = *server_cpu_end - *server_cpu_start;
   if (options.server_pid != 0 && !report.server_cpu_ns)
