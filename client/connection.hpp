@@ -9,6 +9,7 @@
 
 #include <cstdint>
 
+#include "client/pacing.hpp"
 #include "core/http/response_parser.hpp"
 
 namespace ringhttp::client {
@@ -40,15 +41,15 @@ struct Connection final : http::ResponseEvents {
   bool dirty = false;           // on the worker's list to look at after this batch
   std::uint8_t enobufs_in_a_row = 0;
 
-  std::uint32_t outstanding = 0;       // requests handed to a send whose responses have not arrived
-  std::uint32_t send_offset = 0;       // the send in flight: offset in the batch bytes
-  std::uint32_t send_end = 0;          // ... and its end (short sends resume at send_offset)
-  std::uint64_t sent_at_ns = 0;        // when the outstanding requests were handed to the ring
-  std::uint64_t intended_ns = 0;       // rate model: the outstanding request's intended send time
-  std::uint64_t next_intended_ns = 0;  // rate model: the next request's intended send time
-  std::uint64_t deadline_ns = 0;       // the outstanding requests (or the connect) time out then
+  std::uint32_t outstanding = 0;  // requests handed to a send whose responses have not arrived
+  std::uint32_t send_offset = 0;  // the send in flight: offset in the batch bytes
+  std::uint32_t send_end = 0;     // ... and its end (short sends resume at send_offset)
+  std::uint64_t sent_at_ns = 0;   // when the outstanding requests were handed to the ring
+  std::uint64_t intended_ns = 0;  // rate model: the outstanding request's intended send time
+  std::uint64_t deadline_ns = 0;  // the outstanding requests (or the connect) time out then
   std::uint64_t reconnect_at_ns = 0;
 
+  Pacing pacing;  // rate model: when this connection's requests are due
   http::ResponseParser parser;
 
   void on_response(const http::ResponseHead& head) override;

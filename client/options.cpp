@@ -194,7 +194,7 @@ ParseOutcome parse_options(int argc, char** argv, Options& out) {
     } else if (flag == "--pipeline") {
       ok = parse_number<std::uint32_t>(value, 1, pipeline_max, out.pipeline);
     } else if (flag == "--rate") {
-      ok = parse_number<std::uint64_t>(value, 1, 100'000'000, out.rate);
+      ok = parse_number<std::uint64_t>(value, 1, rate_per_s_max, out.rate);
     } else if (flag == "--timeout") {
       ok = parse_duration(value, out.timeout_ns) && out.timeout_ns > 0;
     } else if (flag == "--expect-status") {

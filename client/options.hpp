@@ -11,6 +11,10 @@
 
 namespace ringhttp::client {
 
+// The highest -R accepted. Pacing's arithmetic relies on it (remainders of
+// a division by the rate, times 10^9, stay far below 2^64).
+inline constexpr std::uint64_t rate_per_s_max = 100'000'000;
+
 struct Options {
   Target target;
   std::string url;

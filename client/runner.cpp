@@ -133,7 +133,8 @@ int run(const Options& options) {
     std::fprintf(stderr, "client: %s\n", e.what());
     return 1;
   }
-  const uring::Features features = kernel.intersect(options.wanted_features);
+  uring::Features features = kernel.intersect(options.wanted_features);
+  features.multishot_accept = false;  // the client accepts nothing: do not report it as in use
   if (options.server_pid != 0 && !other_process_cpu_ns(options.server_pid)) {
     std::fprintf(stderr, "client: --server-pid %d: no such process (cannot read /proc/%d/stat)\n", options.server_pid,
                  options.server_pid);

@@ -90,8 +90,6 @@ bool Worker::setup() {
   parser_config_.expected_body = options_.expect_body;
   parser_config_.check_body = options_.check_body;
   parser_config_.head_request = request_.head_request();
-  const std::uint64_t total_connections = options_.connections;
-  if (options_.rate > 0) rate_period_ns_ = total_connections * 1'000'000'000 / options_.rate;
   table_ = std::make_unique<Connection[]>(plan_.connections);
   dirty_.reserve(plan_.connections);
   now_ns_ = monotonic_ns();
@@ -102,10 +100,8 @@ bool Worker::setup() {
     conn.worker = this;
     conn.slot = i;
     conn.global_index = plan_.first_global_connection + i;
-    // Rate model: connection g sends at start + g/rate + k * connections/rate,
-    // so the requests of all connections together are evenly spaced.
     if (options_.rate > 0)
-      conn.next_intended_ns = timeline_.start_ns + conn.global_index * 1'000'000'000 / options_.rate;
+      conn.pacing = Pacing(timeline_.start_ns, options_.rate, options_.connections, conn.global_index);
     connect(conn);
   }
   return true;
@@ -134,7 +130,7 @@ std::uint64_t Worker::wait_ns() const {
     for (std::uint32_t i = 0; i < plan_.connections; ++i) {
       const Connection& conn = table_[i];
       if (conn.state == ConnState::open && conn.outstanding == 0 && !conn.send_inflight) {
-        target = std::min(target, conn.next_intended_ns);
+        target = std::min(target, conn.pacing.next_ns());
       }
     }
   }
@@ -405,9 +401,10 @@ void Worker::maybe_send(Connection& conn) {
   if (conn.state != ConnState::open || conn.send_inflight || conn.outstanding > 0 || stopping_) return;
   if (!may_send_more()) return;
   if (options_.rate > 0) {
-    if (now_ns_ < conn.next_intended_ns) return;
-    conn.intended_ns = conn.next_intended_ns;
-    conn.next_intended_ns += rate_period_ns_;
+    const std::uint64_t due_ns = conn.pacing.next_ns();
+    if (now_ns_ < due_ns) return;
+    conn.intended_ns = due_ns;
+    conn.pacing.advance();
   }
   std::uint64_t count = options_.pipeline;
   if (plan_.requests > 0) count = std::min<std::uint64_t>(count, plan_.requests - requests_sent_);

@@ -108,7 +108,6 @@ class Worker {
   const WorkerPlan plan_;
   Timeline timeline_;
   http::ResponseParser::Config parser_config_{};
-  std::uint64_t rate_period_ns_ = 0;  // rate model: time between one connection's requests
 
   uring::Ring ring_;
   uring::BufferRing buffers_;
