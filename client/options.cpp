@@ -102,8 +102,9 @@ bool parse_duration(std::string_view text, std::uint64_t& out_ns) {
 }
 
 ParseOutcome parse_options(int argc, char** argv, Options& out) {
+  // One line says what is wrong; the whole usage would bury it.
   auto fail = [](const std::string& message) {
-    std::fprintf(stderr, "client: %s\n%s", message.c_str(), usage_text);
+    std::fprintf(stderr, "client: %s\n(client --help lists the options)\n", message.c_str());
     return ParseOutcome::exit_usage;
   };
   std::vector<std::string_view> positional;
