@@ -132,11 +132,6 @@ int RequestParser::fail(ParseError error) {
   return -1;
 }
 
-bool RequestParser::count_header_bytes(std::size_t len) {
-  header_bytes_ += len;
-  return header_bytes_ <= limits_.header_bytes_max;
-}
-
 int RequestParser::on_message_begin(llhttp_t* p) {
   RequestParser& s = self(p);
   s.in_message_ = true;

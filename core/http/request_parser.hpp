@@ -106,7 +106,10 @@ class RequestParser {
   static int on_message_complete(llhttp_t* p);
   static const llhttp_settings_t& settings();
 
-  bool count_header_bytes(std::size_t len);
+  bool count_header_bytes(std::size_t len) {
+    header_bytes_ += len;
+    return header_bytes_ <= limits_.header_bytes_max;
+  }
   int fail(ParseError error);
   void end_header_line();
   void classify_name();
