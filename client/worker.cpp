@@ -126,7 +126,9 @@ std::uint64_t Worker::wait_ns() const {
   std::uint64_t target = next_tick_ns_;
   if (!measuring_) target = std::min(target, timeline_.measure_ns);
   if (!stopping_) target = std::min(target, timeline_.end_ns);
-  if (options_.rate > 0 && !stopping_) {
+  // Only connections that may still send: a -n share that is all sent must
+  // not keep a past due time here, or the loop would spin until it ends.
+  if (options_.rate > 0 && !stopping_ && may_send_more()) {
     for (std::uint32_t i = 0; i < plan_.connections; ++i) {
       const Connection& conn = table_[i];
       if (conn.state == ConnState::open && conn.outstanding == 0 && !conn.send_inflight) {
