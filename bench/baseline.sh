@@ -12,7 +12,7 @@
 #   --only LIST       comma-separated row ids or server names, e.g.
 #                     floor-epoll,floor-uring,nginx (a server name selects all its rows)
 #
-# Method (see /work/shared/ANCHORS.md): server pinned to CPU 0, `wrk -t1` pinned
+# Method (docs/BENCHMARKS.md): server pinned to CPU 0, `wrk -t1` pinned
 # to CPU 1. Per run: start the server, wait for it to listen, warm up, read the
 # server's utime+stime, run wrk, read it again. Server CPU per request is the
 # difference over the requests wrk completed; wrk's own CPU comes from its
