@@ -144,6 +144,7 @@ std::string format_text(const Report& r) {
   out += format("  client CPU  %.2f us/request\n", per_request_us(r.client_cpu_ns, t.responses));
   if (r.server_cpu_ns) out += format("  server CPU  %.2f us/request\n", per_request_us(*r.server_cpu_ns, t.responses));
   for (const std::string& note : r.notes) out += "  note: " + note + "\n";
+  if (r.interrupted) out += "  note: interrupted; the window ended at the signal\n";
   if (t.latency.clamped() > 0)
     out += format("  note: %" PRIu64 " latencies above the histogram's range were clamped\n", t.latency.clamped());
   return out;
@@ -184,7 +185,7 @@ std::string format_json(const Report& r) {
     if (i > 0) out += ',';
     out += json_escape(r.notes[i]);
   }
-  out += format("],\"ok\":%s}\n", r.failed() ? "false" : "true");
+  out += format("],\"interrupted\":%s,\"ok\":%s}\n", r.interrupted ? "true" : "false", r.failed() ? "false" : "true");
   return out;
 }
 

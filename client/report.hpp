@@ -21,6 +21,7 @@ struct Report {
   std::uint64_t client_cpu_ns = 0;
   std::optional<std::uint64_t> server_cpu_ns;
   std::vector<std::string> notes;  // things the reader must know (a worker gave up, ...)
+  bool interrupted = false;        // SIGINT/SIGTERM ended the window early
 
   bool failed() const { return totals.error_total() > 0 || totals.responses == 0 || !notes.empty(); }
 };

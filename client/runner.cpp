@@ -93,6 +93,20 @@ std::vector<WorkerPlan> make_plans(const Options& options) {
   return plans;
 }
 
+// Waits until `deadline_ns` (monotonic) or a blocked SIGINT/SIGTERM,
+// whichever comes first. Returns true on the signal.
+bool wait_for_signal_until(const sigset_t& signals, std::uint64_t deadline_ns) {
+  for (;;) {
+    const std::uint64_t now = monotonic_ns();
+    if (now >= deadline_ns) return false;
+    const std::uint64_t left = deadline_ns - now;
+    timespec timeout{time_t(left / 1'000'000'000), long(left % 1'000'000'000)};
+    const int rc = sigtimedwait(&signals, nullptr, &timeout);
+    if (rc > 0) return true;
+    if (rc < 0 && errno != EINTR && errno != EAGAIN) return false;
+  }
+}
+
 class Progress {
  public:
   explicit Progress(bool enabled) : enabled_(enabled) {}
@@ -150,6 +164,14 @@ int run(const Options& options) {
   }
   signal(SIGPIPE, SIG_IGN);  // sends pass MSG_NOSIGNAL too; this covers anything else
 
+  // SIGINT/SIGTERM end the run early with a report of what was measured:
+  // blocked here (the workers inherit the mask) and taken by the main thread.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+
   const RequestBytes request(options);
   std::vector<std::unique_ptr<Worker>> workers;
   for (const WorkerPlan& plan : make_plans(options)) {
@@ -177,7 +199,12 @@ int run(const Options& options) {
   // ring creation and the first connects are not part of it.
   const std::uint64_t window_start_ns = std::max(timeline.measure_ns, monotonic_ns());
   Progress progress(::isatty(STDERR_FILENO) == 1 && ::isatty(STDOUT_FILENO) == 1);
-  sleep_until_ns(timeline.measure_ns);
+  if (wait_for_signal_until(stop_signals, timeline.measure_ns)) {
+    for (auto& w : workers) w->request_stop();
+    for (auto& w : workers) w->join();
+    std::fprintf(stderr, "client: interrupted during the warm-up: nothing was measured\n");
+    return 1;
+  }
   const std::uint64_t client_cpu_start = process_cpu_ns();
   // Wall-clock time only labels the --hdr-log interval; nothing is measured with it.
   timespec wall_start{};
@@ -188,6 +215,7 @@ int run(const Options& options) {
   // worker finishing its share of -n, whichever comes first.
   std::uint64_t next_progress_ns = window_start_ns + progress_interval_ns;
   std::uint64_t window_end_ns = 0;
+  bool interrupted = false;
   for (;;) {
     bool all_finished = true;
     for (auto& w : workers) all_finished = all_finished && w->finished();
@@ -200,8 +228,14 @@ int run(const Options& options) {
       progress.show(now - window_start_ns, workers);
       next_progress_ns += progress_interval_ns;
     }
-    sleep_until_ns(
-        std::min({timeline.end_ns, next_progress_ns, now + (timed ? timed_finish_poll_ns : finish_poll_ns)}));
+    const std::uint64_t wake_ns =
+        std::min({timeline.end_ns, next_progress_ns, now + (timed ? timed_finish_poll_ns : finish_poll_ns)});
+    if (wait_for_signal_until(stop_signals, wake_ns)) {
+      interrupted = true;
+      window_end_ns = monotonic_ns();
+      for (auto& w : workers) w->request_stop();
+      break;
+    }
   }
   const std::uint64_t client_cpu_end = process_cpu_ns();
   const std::optional<std::uint64_t> server_cpu_end =
@@ -213,6 +247,7 @@ int run(const Options& options) {
   report.environment = describe_environment(features.describe());
   report.options = &options;
   report.window_ns = window_end_ns - window_start_ns;
+  report.interrupted = interrupted;
   report.client_cpu_ns = client_cpu_end - client_cpu_start;
   if (server_cpu_start && server_cpu_end) report.server_cpu_ns = *server_cpu_end - *server_cpu_start;
   if (options.server_pid != 0 && !report.server_cpu_ns)

@@ -171,7 +171,7 @@ void Worker::after_batch() {
     stats_.reset();
     measuring_ = true;
   }
-  if (!stopping_ && now_ns_ >= timeline_.end_ns) begin_stop();
+  if (!stopping_ && (now_ns_ >= timeline_.end_ns || stop_requested_.load(std::memory_order_relaxed))) begin_stop();
   // -n: every request of this worker's share is answered or failed.
   if (!stopping_ && plan_.requests > 0 && requests_done_ >= plan_.requests) begin_stop();
   for (const std::uint32_t slot : dirty_) {

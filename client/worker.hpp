@@ -65,6 +65,9 @@ class Worker {
   // Starts the thread; counts `ready` down once set up (or failed: see error()).
   void start(const Timeline& timeline, std::latch& ready);
   void join();
+  // From another thread: stop sending and finish, as at the end of the run
+  // (noticed within one tick).
+  void request_stop() { stop_requested_.store(true, std::memory_order_relaxed); }
   bool finished() const { return finished_.load(std::memory_order_acquire); }
   const std::string& error() const { return error_; }
   const std::string& gave_up() const { return gave_up_; }
@@ -128,6 +131,7 @@ class Worker {
   WorkerStats stats_;
   LiveCounters live_;
   std::atomic<bool> finished_{false};
+  std::atomic<bool> stop_requested_{false};
   std::thread thread_;
   std::string error_;
   std::string gave_up_;
