@@ -97,11 +97,12 @@ ServerProcess::~ServerProcess() {
 }
 
 void ServerProcess::start(const ServerOptions& options) {
-  const std::string path = server_path();
+  const std::string path = options.binary.empty() ? server_path() : options.binary;
   if (::access(path.c_str(), X_OK) != 0) {
     throw errno_error("server binary " + path + " is not executable (set RINGHTTP_SERVER)");
   }
-  std::vector<std::string> all{path, "--port", "0", "--address", "127.0.0.1"};
+  std::vector<std::string> all{path, "--port", "0"};
+  if (options.binary.empty()) all.insert(all.end(), {"--address", "127.0.0.1"});
   all.insert(all.end(), options.args.begin(), options.args.end());
   ExecArgs exec_args(std::move(all));
 

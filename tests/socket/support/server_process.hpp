@@ -21,6 +21,9 @@ namespace socket_test {
 struct ServerOptions {
   std::vector<std::string> args;   // flags after --port 0 --address 127.0.0.1
   std::optional<rlim_t> fd_limit;  // RLIMIT_NOFILE set in the child before exec
+  // Another responder speaking the same start-up line (the bench floors):
+  // its path, started with only `--port 0` before `args`. Empty: the server.
+  std::string binary;
 };
 
 // How a waited-for server ended.
