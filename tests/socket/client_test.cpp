@@ -310,6 +310,18 @@ TEST(Client, chunked_responses_are_parsed_and_checked) {
   EXPECT_EQ(report.number("/requests"), 20u);
 }
 
+TEST(Client, post_bodies_arrive_intact) {
+  // An echo server answers each request with its body, so --expect-body
+  // checks the bytes that arrived, request after request, pipelined too.
+  CannedServer server(CannedServer::echo, CannedServer::After::keep_open);
+  std::string body;
+  for (int i = 0; i < 300; ++i) body += char('a' + i % 26);
+  const ClientRun run = run_client(
+      {"-n", "60", "-c", "2", "-p", "3", "-m", "POST", "-b", body, "--expect-body", body, "--json", server.url()});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(JsonReport(run).number("/requests"), 60u);
+}
+
 TEST(Client, garbage_is_a_parse_error) {
   CannedServer server("SSH-2.0-OpenSSH\r\n\r\n", CannedServer::After::keep_open);
   const ClientRun run = run_client({"-n", "3", "-c", "1", "--json", server.url()});

@@ -6,8 +6,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 #include <vector>
@@ -16,6 +18,16 @@ namespace socket_test {
 namespace {
 
 constexpr int poll_interval_ms = 20;  // how soon the thread notices it must stop
+
+// The Content-Length of a request head (0 when absent); names are matched
+// case-insensitively.
+std::size_t content_length(std::string_view head) {
+  std::string lower(head);
+  for (char& c : lower) c = char(std::tolower(static_cast<unsigned char>(c)));
+  const std::size_t at = lower.find("\r\ncontent-length:");
+  if (at == std::string::npos) return 0;
+  return std::size_t(std::strtoull(lower.c_str() + at + 17, nullptr, 10));
+}
 
 }  // namespace
 
@@ -71,7 +83,18 @@ void CannedServer::serve_connection(int fd) {
     input.append(chunk, std::size_t(n));
     std::size_t end;
     while ((end = input.find("\r\n\r\n")) != std::string::npos) {
-      input.erase(0, end + 4);
+      // A request body (Content-Length only) is read whole and, for an
+      // echo server, becomes the response body.
+      const std::size_t body_bytes = content_length(std::string_view(input).substr(0, end + 2));
+      if (input.size() < end + 4 + body_bytes) break;
+      const std::string body = input.substr(end + 4, body_bytes);
+      input.erase(0, end + 4 + body_bytes);
+      if (reply_ == echo) {
+        const std::string response =
+            "HTTP/1.1 200 OK\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
+        if (::send(fd, response.data(), response.size(), MSG_NOSIGNAL) < 0) return;
+        continue;
+      }
       if (reply_.empty()) continue;
       if (answered_.fetch_add(1) + 1 == stall_after_.load()) {
         std::this_thread::sleep_for(std::chrono::milliseconds(stall_ms_.load()));

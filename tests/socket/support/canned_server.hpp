@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <thread>
 
 namespace socket_test {
@@ -13,6 +14,8 @@ namespace socket_test {
 class CannedServer {
  public:
   enum class After { keep_open, close };
+  // As `reply`: answer each request with its own body (200, Content-Length).
+  static constexpr const char* echo = "(echo)";
   // `reply` is sent once per request read (a request ends at its blank line;
   // bodies are not expected). With `reply` empty it never answers.
   CannedServer(std::string reply, After after);
