@@ -254,7 +254,8 @@ int RequestParser::on_headers_complete(llhttp_t* p) {
                                                            : (p->flags & F_CONNECTION_KEEP_ALIVE) != 0;
   head.has_body = (has_length && p->content_length > 0) || (p->flags & F_CHUNKED) != 0;
   head.expect_continue = s.expect_continue_ && head.has_body;
-  if (s.events_ != nullptr) s.events_->on_request_headers(head);
+  // Only an Expect: 100-continue needs an answer before the body.
+  if (head.expect_continue && s.events_ != nullptr) s.events_->on_request_headers(head);
   return 0;
 }
 

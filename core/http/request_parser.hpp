@@ -46,7 +46,8 @@ struct RequestHead {
 
 class RequestEvents {
  public:
-  // The header section is complete (body may follow). Used for 100-continue.
+  // The header section of a request with Expect: 100-continue is complete
+  // and its body is yet to come: the moment to answer 100 Continue.
   virtual void on_request_headers(const RequestHead& head) = 0;
   // A whole request, body included, has been read. Return true to pause the
   // parser right after it (feed() then reports Paused and how far it got).
