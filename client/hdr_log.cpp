@@ -107,34 +107,27 @@ std::string base64(const std::string& bytes) {
   return out;
 }
 
-std::string format_hdr_log(const Histogram& h, const HdrLogInterval& interval) {
-  const std::string compressed = compress_v2(h);
-  if (compressed.empty()) return {};
+std::string hdr_log_header(double start_epoch_s) {
   char date[64] = "";
-  const std::time_t seconds = std::time_t(interval.start_epoch_s);
+  const std::time_t seconds = std::time_t(start_epoch_s);
   std::tm utc{};
   if (gmtime_r(&seconds, &utc) != nullptr) std::strftime(date, sizeof date, "%a %b %d %H:%M:%S UTC %Y", &utc);
-  char line[512];
+  char line[256];
   std::string out = "#[Histogram log format version 1.3]\n";
-  std::snprintf(line, sizeof line, "#[StartTime: %.3f (seconds since epoch), %s]\n", interval.start_epoch_s, date);
+  std::snprintf(line, sizeof line, "#[StartTime: %.3f (seconds since epoch), %s]\n", start_epoch_s, date);
   out += line;
   out += "\"StartTimestamp\",\"Interval_Length\",\"Interval_Max\",\"Interval_Compressed_Histogram\"\n";
-  std::snprintf(line, sizeof line, "%.3f,%.3f,%.3f,", 0.0, interval.length_s,
-                double(Histogram::highest_equivalent(h.max())) / hdr_log_max_value_unit_ns);
-  out += line;
-  out += base64(compressed);
-  out += '\n';
   return out;
 }
 
-std::string write_hdr_log_file(const std::string& path, const Histogram& h, const HdrLogInterval& interval) {
-  const std::string text = format_hdr_log(h, interval);
-  if (text.empty()) return "cannot compress the histogram for --hdr-log";
-  std::FILE* f = std::fopen(path.c_str(), "w");
-  if (f == nullptr) return "cannot write --hdr-log " + path + ": " + std::strerror(errno);
-  const bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
-  if (std::fclose(f) != 0 || !ok) return "cannot write --hdr-log " + path + ": " + std::strerror(errno);
-  return {};
+std::string hdr_log_line(const HdrLogInterval& interval) {
+  const std::string compressed = compress_v2(*interval.latency);
+  if (compressed.empty()) return {};
+  const std::uint64_t max = interval.latency->max();
+  char line[128];
+  std::snprintf(line, sizeof line, "%.3f,%.3f,%.3f,", interval.start_s, interval.length_s,
+                max == 0 ? 0.0 : double(Histogram::highest_equivalent(max)) / hdr_log_max_value_unit_ns);
+  return line + base64(compressed) + "\n";
 }
 
 }  // namespace ringhttp::client

@@ -2,7 +2,7 @@
 // HdrHistogram's interval log (format 1.3) with V2 compressed histograms, as
 // HdrHistogram's HistogramLogWriter writes it, so that runs on several
 // machines can be merged by HdrHistogram's own HistogramLogProcessor. The
-// client writes one interval: the whole measured window.
+// client writes one interval per second of the measured window.
 
 #include <cstdint>
 #include <string>
@@ -24,12 +24,15 @@ std::string compress_v2(const Histogram& histogram);
 std::string base64(const std::string& bytes);
 
 struct HdrLogInterval {
-  double start_epoch_s = 0;  // wall-clock time of the measured window's start (metadata only)
-  double length_s = 0;       // the measured window, from the monotonic clock
+  double start_s = 0;   // from the log's StartTime (the measured window's start)
+  double length_s = 0;  // monotonic clock
+  const Histogram* latency = nullptr;
 };
 
-std::string format_hdr_log(const Histogram& histogram, const HdrLogInterval& interval);
-// Returns an empty string, or why the file could not be written.
-std::string write_hdr_log_file(const std::string& path, const Histogram& histogram, const HdrLogInterval& interval);
+// The log's header. `start_epoch_s`: wall-clock time of the window's start,
+// the log's StartTime (a label for merging logs; nothing is measured with it).
+std::string hdr_log_header(double start_epoch_s);
+// One interval's line; empty on a zlib failure.
+std::string hdr_log_line(const HdrLogInterval& interval);
 
 }  // namespace ringhttp::client

@@ -43,6 +43,26 @@ void Histogram::reset() {
   min_ = UINT64_MAX;
 }
 
+Histogram::Sparse Histogram::sparse() const {
+  Sparse out;
+  for (std::size_t i = 0; i < counts_len; ++i) {
+    if (counts_[i] != 0) out.counts.emplace_back(std::uint32_t(i), counts_[i]);
+  }
+  out.min = min_;
+  out.max = max_;
+  return out;
+}
+
+void Histogram::add(const Sparse& sparse) {
+  for (const auto& [index, count] : sparse.counts) {
+    assert(index < counts_len);
+    counts_[index] += count;
+    total_ += count;
+  }
+  min_ = std::min(min_, sparse.min);
+  max_ = std::max(max_, sparse.max);
+}
+
 std::uint64_t Histogram::value_at_index(std::size_t index) {
   int bucket = int(index >> sub_bucket_half_count_magnitude) - 1;
   std::uint64_t sub_bucket = (index & (sub_bucket_half_count - 1)) + sub_bucket_half_count;

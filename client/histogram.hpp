@@ -11,6 +11,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <utility>
+#include <vector>
 
 namespace ringhttp::client {
 
@@ -46,6 +48,17 @@ class Histogram {
   }
   void merge(const Histogram& other);
   void reset();
+
+  // The non-zero counts as (index, count), for keeping an interval compactly
+  // (appends to `out`; allocates, so not for the request path), and adding
+  // such counts back, with the exact minimum and maximum they came with.
+  struct Sparse {
+    std::vector<std::pair<std::uint32_t, std::uint64_t>> counts;
+    std::uint64_t min = UINT64_MAX;
+    std::uint64_t max = 0;
+  };
+  Sparse sparse() const;
+  void add(const Sparse& sparse);
 
   std::uint64_t total() const { return total_; }
   std::uint64_t clamped() const { return clamped_; }

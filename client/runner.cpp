@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cassert>
 #include <cerrno>
 #include <cinttypes>
 #include <cstdio>
@@ -105,6 +106,41 @@ bool wait_for_signal_until(const sigset_t& signals, std::uint64_t deadline_ns) {
     if (rc > 0) return true;
     if (rc < 0 && errno != EINTR && errno != EAGAIN) return false;
   }
+}
+
+// --hdr-log: the workers' intervals of the same index, merged, one line
+// each. Interval k covers [measure + k s, measure + (k+1) s), the last one
+// ending with the window; times are from the window's start. One histogram
+// is reused for every interval, so a long run costs no more memory.
+std::string write_interval_log(const std::string& path, double start_epoch_s, std::uint64_t window_start_ns,
+                               const Timeline& timeline, std::uint64_t window_end_ns,
+                               const std::vector<std::unique_ptr<Worker>>& workers) {
+  std::size_t count = 0;
+  for (const auto& w : workers) count = std::max(count, w->stats().intervals.size());
+  std::string text = hdr_log_header(start_epoch_s);
+  Histogram merged;
+  for (std::size_t k = 0; k < count; ++k) {
+    merged.reset();
+    std::uint64_t end_ns = 0;
+    for (const auto& w : workers) {
+      const std::vector<LatencyInterval>& intervals = w->stats().intervals;
+      if (k >= intervals.size()) continue;
+      assert(intervals[k].index == k);
+      merged.add(intervals[k].latency);
+      end_ns = std::max(end_ns, std::min(intervals[k].end_ns, window_end_ns));
+    }
+    const std::uint64_t start_ns = std::max(timeline.measure_ns + k * Worker::log_interval_ns, window_start_ns);
+    if (end_ns <= start_ns) continue;
+    const std::string line =
+        hdr_log_line({double(start_ns - window_start_ns) / 1e9, double(end_ns - start_ns) / 1e9, &merged});
+    if (line.empty()) return "cannot compress a histogram for --hdr-log";
+    text += line;
+  }
+  std::FILE* f = std::fopen(path.c_str(), "w");
+  if (f == nullptr) return "cannot write --hdr-log " + path + ": " + std::strerror(errno);
+  const bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+  if (std::fclose(f) != 0 || !ok) return "cannot write --hdr-log " + path + ": " + std::strerror(errno);
+  return {};
 }
 
 class Progress {
@@ -268,10 +304,9 @@ int run(const Options& options) {
     }
   }
   if (!options.hdr_log.empty()) {
-    HdrLogInterval interval;
-    interval.start_epoch_s = double(wall_start.tv_sec) + double(wall_start.tv_nsec) / 1e9;
-    interval.length_s = double(report.window_ns) / 1e9;
-    if (const std::string error = write_hdr_log_file(options.hdr_log, report.totals.latency, interval);
+    const double start_epoch_s = double(wall_start.tv_sec) + double(wall_start.tv_nsec) / 1e9;
+    if (const std::string error =
+            write_interval_log(options.hdr_log, start_epoch_s, window_start_ns, timeline, window_end_ns, workers);
         !error.empty()) {
       std::fprintf(stderr, "client: %s\n", error.c_str());
       return 1;

@@ -22,6 +22,7 @@ void WorkerStats::reset() {
   uncorrected.reset();
   responses = bytes_received = reconnects = 0;
   errors.fill(0);
+  intervals.clear();
 }
 
 void WorkerStats::merge(const WorkerStats& other) {

@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstdint>
+#include <vector>
 
 #include "client/histogram.hpp"
 #include "core/metrics/counter.hpp"
@@ -27,6 +28,14 @@ enum class ErrorClass : std::uint8_t {
 inline constexpr std::size_t error_classes = std::size_t(ErrorClass::count_);
 const char* error_name(ErrorClass error);
 
+// One interval of the --hdr-log (a second of the measured window, the last
+// one shorter): its latency counts, kept sparse.
+struct LatencyInterval {
+  std::uint64_t index = 0;   // the interval's number from the window's start
+  std::uint64_t end_ns = 0;  // monotonic; the start is the window's start + index seconds
+  Histogram::Sparse latency;
+};
+
 struct WorkerStats {
   // Closed model: from the send of the request's batch. Rate model: from the
   // request's intended send time (coordinated omission corrected).
@@ -36,7 +45,8 @@ struct WorkerStats {
   std::uint64_t responses = 0;       // complete responses, whatever their status
   std::uint64_t bytes_received = 0;  // response bytes, framing included
   std::array<std::uint64_t, error_classes> errors{};
-  std::uint64_t reconnects = 0;  // connections reopened after the peer or an error closed them
+  std::uint64_t reconnects = 0;            // connections reopened after the peer or an error closed them
+  std::vector<LatencyInterval> intervals;  // --hdr-log only; not merged (the runner aligns them by index)
 
   void reset();
   void merge(const WorkerStats& other);

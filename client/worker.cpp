@@ -95,6 +95,14 @@ bool Worker::setup() {
   now_ns_ = monotonic_ns();
   next_tick_ns_ = now_ns_ + tick_ns;
   measuring_ = now_ns_ >= timeline_.measure_ns;  // no warm-up: connect errors count from the start
+  if (!options_.hdr_log.empty()) {
+    interval_.emplace();
+    interval_end_ns_ = timeline_.measure_ns + log_interval_ns;
+    // One sparse interval a second; reserved so that a timed run adds none.
+    if (timeline_.end_ns != UINT64_MAX) {
+      stats_.intervals.reserve((timeline_.end_ns - timeline_.measure_ns) / log_interval_ns + 2);
+    }
+  }
   for (std::uint32_t i = 0; i < plan_.connections; ++i) {
     Connection& conn = table_[i];
     conn.worker = this;
@@ -112,6 +120,9 @@ void Worker::run() {
   while (!done()) {
     const std::uint32_t n = ring_.submit_and_reap(batch, to_timespec(wait_ns()));
     now_ns_ = monotonic_ns();
+    // Before dispatch: responses seen in this batch belong to the interval
+    // that holds now_ns_.
+    while (interval_ && measuring_ && !stopping_ && now_ns_ >= interval_end_ns_) close_interval(interval_end_ns_);
     for (std::uint32_t i = 0; i < n; ++i) dispatch(batch[i]);
     after_batch();
   }
@@ -168,7 +179,8 @@ void Worker::dispatch(const uring::Completion& c) {
 void Worker::after_batch() {
   if (!measuring_ && now_ns_ >= timeline_.measure_ns) {
     // Warm-up is over: it ran the same loop, and now none of it counts.
-    stats_.reset();
+    stats_.reset();  // keeps the intervals' reserved capacity
+    if (interval_) interval_->reset();
     measuring_ = true;
   }
   if (!stopping_ && (now_ns_ >= timeline_.end_ns || stop_requested_.load(std::memory_order_relaxed))) begin_stop();
@@ -221,6 +233,7 @@ void Worker::on_tick() {
 
 void Worker::begin_stop() {
   if (stopping_) return;
+  if (interval_ && measuring_) close_interval(std::min(now_ns_, timeline_.end_ns));
   stopping_ = true;
   stop_deadline_ns_ = now_ns_ + stop_drain_ns;
   // Responses still on their way are neither counted nor failed: the run's
@@ -382,18 +395,28 @@ void Worker::on_response(Connection& conn, const http::ResponseHead& head) {
   if (!measuring_ || stopping_) return;
   ++stats_.responses;
   live_.responses.add();
-  if (options_.rate > 0) {
-    stats_.latency.record(now_ns_ - conn.intended_ns);
-    stats_.uncorrected.record(now_ns_ - conn.sent_at_ns);
-  } else {
-    stats_.latency.record(now_ns_ - conn.sent_at_ns);
-  }
+  record_latency(conn);
   const bool status_ok = options_.expect_status.empty()
                              ? head.status >= 200 && head.status < 300
                              : std::find(options_.expect_status.begin(), options_.expect_status.end(), head.status) !=
                                    options_.expect_status.end();
   if (!status_ok) count_error(ErrorClass::status);
   if (!head.body_matches) count_error(ErrorClass::body);
+}
+
+void Worker::record_latency(const Connection& conn) {
+  const std::uint64_t latency_ns = now_ns_ - (options_.rate > 0 ? conn.intended_ns : conn.sent_at_ns);
+  stats_.latency.record(latency_ns);
+  if (options_.rate > 0) stats_.uncorrected.record(now_ns_ - conn.sent_at_ns);
+  if (interval_) interval_->record(latency_ns);
+}
+
+void Worker::close_interval(std::uint64_t end_ns) {
+  // Once a second, not per request: the sparse copy may allocate.
+  stats_.intervals.push_back({interval_index_, end_ns, interval_->sparse()});
+  interval_->reset();
+  ++interval_index_;
+  interval_end_ns_ += log_interval_ns;
 }
 
 // ---------------------------------------------------------------------------

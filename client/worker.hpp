@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <latch>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -55,7 +56,8 @@ class Worker {
   // that takes longer than this to cancel is not waited for.
   static constexpr std::uint64_t stop_drain_ns = 2'000'000'000;
   static constexpr std::uint8_t enobufs_in_a_row_max = 8;
-  static constexpr unsigned long timer_slack_ns = 1;  // rate model: wake when asked
+  static constexpr unsigned long timer_slack_ns = 1;               // rate model: wake when asked
+  static constexpr std::uint64_t log_interval_ns = 1'000'000'000;  // --hdr-log: one interval a second
 
   Worker(const Options& options, const RequestBytes& request, const uring::Features& features, const WorkerPlan& plan);
   ~Worker();
@@ -84,6 +86,8 @@ class Worker {
   void after_batch();
   void on_tick();
   void begin_stop();
+  void close_interval(std::uint64_t end_ns);
+  void record_latency(const Connection& conn);
   void mark_dirty(Connection& conn);
   std::uint64_t wait_ns() const;
 
@@ -127,6 +131,9 @@ class Worker {
   std::uint64_t requests_sent_ = 0;  // -n: requests handed to sends
   std::uint64_t requests_done_ = 0;  // -n: answered or failed
   std::uint32_t connect_failures_in_a_row_ = 0;
+  std::optional<Histogram> interval_;  // --hdr-log only: the current interval's latency
+  std::uint64_t interval_index_ = 0;
+  std::uint64_t interval_end_ns_ = UINT64_MAX;
 
   WorkerStats stats_;
   LiveCounters live_;
