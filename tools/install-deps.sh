@@ -5,6 +5,7 @@ set -euo pipefail
 
 packages=(meson ninja-build pkg-config g++ liburing-dev libsimdjson-dev libmimalloc-dev
           libgtest-dev libbenchmark-dev node-llhttp libssl-dev zlib1g-dev
+          clang libclang-rt-14-dev  # libFuzzer targets (tools/fuzz.sh)
           libhdrhistogram-java default-jre-headless)  # --hdr-log is checked by HdrHistogram's own reader
 if [[ "${1:-}" == "--bench" ]]; then
   packages+=(wrk nginx-light time procps util-linux python3)
