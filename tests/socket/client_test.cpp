@@ -202,6 +202,18 @@ TEST_F(ClientAgainstServer, rate_mode_reports_corrected_and_uncorrected_latency)
   EXPECT_EQ(report.number("/latency_uncorrected_us/count"), report.number("/latency_us/count"));
 }
 
+// The open model's promise: when the server keeps up, the rate asked for is
+// the rate sent. The count is fixed by the schedule, not by how fast anything
+// ran, so this is not a timing threshold; 1% leaves room for the requests in
+// flight when the window closes.
+TEST_F(ClientAgainstServer, rate_mode_achieves_the_requested_rate_when_the_server_keeps_up) {
+  const ClientRun run =
+      run_client({"-R", "1000", "-d", "2s", "-w", "0", "-c", "4", "--json", url(server, "/plaintext")});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const JsonReport report(run);
+  EXPECT_NEAR(double(report.number("/requests")), 2000.0, 20.0);
+}
+
 TEST_F(ClientAgainstServer, hdr_out_writes_a_percentile_distribution) {
   const std::string path = testing::TempDir() + "client_test.hgrm";
   const ClientRun run = run_client({"-n", "200", "-c", "2", "--hdr-out", path, url(server, "/plaintext")});
