@@ -71,6 +71,10 @@ TEST(Cancel, twenty_resets_mid_stream_leave_the_server_healthy) {
   std::this_thread::sleep_for(200ms);
   const Metrics second = scrape_metrics(server.port());
   EXPECT_LT(second.value(metric::bytes_sent) - first.value(metric::bytes_sent), scrape_bytes_max);
+  // Slots are freed only after their last completion, so no completion may
+  // ever find its slot reused.
+  EXPECT_EQ(second.value("ringhttp_stale_completions_total"), 0);
+  EXPECT_GT(second.series.count("ringhttp_stale_completions_total"), 0u) << "the counter must be exposed";
 }
 
 }  // namespace
