@@ -23,14 +23,21 @@
 
 namespace floor_bench {
 
+// The same header set as ringhttp's /plaintext, byte for byte the same
+// length (133 bytes), so that the control puts as many bytes on the wire as
+// the server under test: every byte costs the kernel on both sides of the
+// loopback and the load generator's parser. An origin server must send Date;
+// a floor keeps no clock, so its Date is fixed (only its length matters).
 inline constexpr char response[] =
     "HTTP/1.1 200 OK\r\n"
-    "Server: floor\r\n"
+    "Server: floor/v1\r\n"
     "Content-Type: text/plain\r\n"
+    "Date: Thu, 01 Jan 2026 00:00:00 GMT\r\n"
     "Content-Length: 13\r\n"
     "\r\n"
     "Hello, World!";
 inline constexpr std::size_t response_bytes = sizeof(response) - 1;
+static_assert(response_bytes == 133, "keep the floor's response as long as ringhttp's /plaintext");
 
 // Responses gathered into one send at most. wrk pipelines 16 per batch, so two
 // batches fit; more pending responses simply take another send.
