@@ -7,10 +7,13 @@
 #include <string_view>
 
 #include "core/net/cpu.hpp"
+#include "core/text/parse_number.hpp"
 #include "ringhttp_config.hpp"
 
 namespace ringhttp::client {
 namespace {
+
+using text::parse_number;
 
 constexpr const char* usage_text =
     "usage: client [options] URL        (URL: http://127.0.0.1:8080/path; loopback only)\n"
@@ -40,15 +43,6 @@ constexpr std::uint32_t connections_max = 1'000'000;
 constexpr std::uint32_t threads_max = 1024;
 constexpr std::uint32_t pipeline_max = 1024;
 constexpr std::uint64_t body_bytes_max = 64ull << 20;
-
-template <typename T>
-bool parse_number(std::string_view text, T min, T max, T& out) {
-  T value{};
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || end != text.data() + text.size() || value < min || value > max) return false;
-  out = value;
-  return true;
-}
 
 bool parse_status_list(std::string_view text, std::vector<std::uint16_t>& out) {
   out.clear();

@@ -2,7 +2,6 @@
 
 #include <netinet/in.h>
 #include <netinet/tcp.h>
-#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -42,7 +41,6 @@ Worker::~Worker() {
   for (std::uint32_t i = 0; table_ != nullptr && i < plan_.connections; ++i) {
     if (table_[i].fd >= 0) ::close(table_[i].fd);
   }
-  if (own_buffers_ != nullptr) ::munmap(own_buffers_, std::size_t(plan_.connections) * recv_buffer_bytes);
 }
 
 void Worker::start(const Timeline& timeline, std::latch& ready) {
@@ -73,19 +71,10 @@ bool Worker::setup() {
     error_ = std::string("io_uring setup: ") + std::strerror(-rc);
     return false;
   }
-  if (features_.bufring) {
-    if (const int rc = buffers_.init(ring_.get(), 0, recv_buffers, recv_buffer_bytes); rc < 0) {
-      error_ = std::string("provided buffer ring: ") + std::strerror(-rc);
-      return false;
-    }
-  } else {
-    void* mem = ::mmap(nullptr, std::size_t(plan_.connections) * recv_buffer_bytes, PROT_READ | PROT_WRITE,
-                       MAP_ANONYMOUS | MAP_PRIVATE, -1, 0);
-    if (mem == MAP_FAILED) {
-      error_ = std::string("receive buffers: ") + std::strerror(errno);
-      return false;
-    }
-    own_buffers_ = static_cast<char*>(mem);
+  if (std::string e = buffers_.init(ring_.get(), features_, recv_buffers, recv_buffer_bytes, plan_.connections);
+      !e.empty()) {
+    error_ = std::move(e);
+    return false;
   }
   parser_config_.expected_body = options_.expect_body;
   parser_config_.check_body = options_.check_body;
@@ -158,9 +147,7 @@ void Worker::dispatch(const uring::Completion& c) {
   // stale buffer still goes back so that the pool cannot leak.
   assert(conn.generation == t.generation);
   if (conn.generation != t.generation) {
-    if (t.op == Op::recv && (c.flags & IORING_CQE_F_BUFFER) != 0) {
-      buffers_.give_back(std::uint16_t(c.flags >> IORING_CQE_BUFFER_SHIFT));
-    }
+    if (t.op == Op::recv) buffers_.give_back_flags(c.flags);
     return;
   }
   switch (t.op) {
@@ -313,17 +300,7 @@ void Worker::arm_recv(Connection& conn) {
   assert(!conn.recv_armed);
   assert(conn.state == ConnState::open);
   io_uring_sqe* sqe = ring_.sqe();
-  if (features_.bufring) {
-    if (features_.multishot_recv) {
-      io_uring_prep_recv_multishot(sqe, conn.fd, nullptr, 0, 0);
-    } else {
-      io_uring_prep_recv(sqe, conn.fd, nullptr, recv_buffer_bytes, 0);
-    }
-    sqe->flags |= IOSQE_BUFFER_SELECT;
-    sqe->buf_group = buffers_.group();
-  } else {
-    io_uring_prep_recv(sqe, conn.fd, own_buffer(conn), recv_buffer_bytes, 0);
-  }
+  buffers_.prep_recv(sqe, conn.fd, conn.slot);
   sqe->user_data = tag(Op::recv, conn);
   conn.recv_armed = true;
   ++conn.inflight;
@@ -338,12 +315,10 @@ void Worker::on_recv(Connection& conn, std::int32_t res, std::uint32_t flags) {
   if (res > 0) {
     conn.enobufs_in_a_row = 0;
     if (measuring_ && !stopping_) stats_.bytes_received += std::uint64_t(res);
-    const bool provided = (flags & IORING_CQE_F_BUFFER) != 0;
-    const std::uint16_t id = provided ? std::uint16_t(flags >> IORING_CQE_BUFFER_SHIFT) : 0;
-    const char* data = provided ? buffers_.data(id) : own_buffer(conn);
-    if (conn.state == ConnState::open) consume(conn, data, std::uint32_t(res));
+    const uring::ReceiveBuffers::Received received = buffers_.received(conn.slot, flags);
+    if (conn.state == ConnState::open) consume(conn, received.data, std::uint32_t(res));
     // The parser keeps nothing of the bytes: the buffer goes back at once.
-    if (provided) buffers_.give_back(id);
+    buffers_.give_back(received.buffer_id);
     // A single-shot receive (a fallback) is re-armed after each delivery.
     if (conn.state == ConnState::open && !conn.recv_armed) arm_recv(conn);
   } else if (res == 0) {

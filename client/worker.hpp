@@ -16,8 +16,8 @@
 #include "client/options.hpp"
 #include "client/request.hpp"
 #include "client/stats.hpp"
-#include "core/uring/buffer_ring.hpp"
 #include "core/uring/features.hpp"
+#include "core/uring/receive_buffers.hpp"
 #include "core/uring/ring.hpp"
 #include "core/uring/user_data.hpp"
 
@@ -107,7 +107,6 @@ class Worker {
   void count_error(ErrorClass error);
   void finish_requests(std::uint64_t n) { requests_done_ += n; }
   bool may_send_more() const;
-  char* own_buffer(const Connection& conn) { return own_buffers_ + std::size_t(conn.slot) * recv_buffer_bytes; }
 
   const Options& options_;
   const RequestBytes& request_;
@@ -117,8 +116,7 @@ class Worker {
   http::ResponseParser::Config parser_config_{};
 
   uring::Ring ring_;
-  uring::BufferRing buffers_;
-  char* own_buffers_ = nullptr;  // per-connection receive buffers when there is no buffer ring
+  uring::ReceiveBuffers buffers_;
   std::unique_ptr<Connection[]> table_;
   std::vector<std::uint32_t> dirty_;  // connections to look at after the batch
 

@@ -35,7 +35,7 @@ enum class ConnState : std::uint8_t {
 struct InputChunk {
   const char* data = nullptr;
   std::uint32_t len = 0;
-  std::int32_t buffer_id = -1;  // provided-buffer id, or -1 for the connection's own buffer
+  std::int32_t buffer_id = -1;  // provided-buffer id, or ReceiveBuffers::own_buffer
 };
 
 struct Connection final : http::RequestEvents {

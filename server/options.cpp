@@ -6,10 +6,13 @@
 #include <string_view>
 
 #include "core/net/cpu.hpp"
+#include "core/text/parse_number.hpp"
 #include "ringhttp_config.hpp"
 
 namespace ringhttp::server {
 namespace {
+
+using text::parse_number;
 
 constexpr const char* usage_text =
     "usage: server [options]\n"
@@ -27,15 +30,6 @@ constexpr const char* usage_text =
     "  --shutdown-timeout-ms N   time in-flight responses get on SIGTERM/SIGINT (default 5000)\n"
     "  --ring-entries N          io_uring SQ entries per shard (default 1024)\n"
     "  --help, --version\n";
-
-template <typename T>
-bool parse_number(std::string_view text, T min, T max, T& out) {
-  T value{};
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || end != text.data() + text.size() || value < min || value > max) return false;
-  out = value;
-  return true;
-}
 
 }  // namespace
 

@@ -1,9 +1,9 @@
 #include "server/routes.hpp"
 
 #include <array>
-#include <charconv>
 
 #include "core/http/json_writer.hpp"
+#include "core/text/parse_number.hpp"
 #include "server/counters.hpp"
 #include "server/heads.hpp"
 
@@ -33,11 +33,8 @@ void json(const Request&, Reply& reply) {
 void stream(const Request& request, Reply& reply) {
   std::string_view text;
   std::uint64_t bytes = 0;
-  bool ok = query_param(request.query, "bytes", text) && !text.empty();
-  if (ok) {
-    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), bytes);
-    ok = ec == std::errc() && end == text.data() + text.size() && bytes <= stream_bytes_max;
-  }
+  const bool ok =
+      query_param(request.query, "bytes", text) && text::parse_number<std::uint64_t>(text, 0, stream_bytes_max, bytes);
   if (!ok) {
     static constexpr std::string_view body = "bytes must be an integer from 0 to 2^50\n";
     reply.fixed(400, heads::bad_request, body);

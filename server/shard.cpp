@@ -63,7 +63,6 @@ Shard::~Shard() {
   if (thread_.joinable()) thread_.join();
   for (std::uint32_t i = 0; i < constructed_; ++i) table_[i].~Connection();
   if (table_ != nullptr) ::munmap(table_, table_bytes_);
-  if (own_buffers_ != nullptr) ::munmap(own_buffers_, std::size_t(options_.connections_max) * recv_buffer_bytes);
   if (wake_fd_ >= 0) ::close(wake_fd_);
   ::close(listen_fd_);
 }
@@ -102,19 +101,10 @@ bool Shard::setup() {
     error_ = std::string("io_uring setup: ") + std::strerror(-rc);
     return false;
   }
-  if (features_.bufring) {
-    if (const int rc = buffers_.init(ring_.get(), 0, recv_buffers, recv_buffer_bytes); rc < 0) {
-      error_ = std::string("provided buffer ring: ") + std::strerror(-rc);
-      return false;
-    }
-  } else {
-    void* mem = ::mmap(nullptr, std::size_t(options_.connections_max) * recv_buffer_bytes, PROT_READ | PROT_WRITE,
-                       MAP_ANONYMOUS | MAP_PRIVATE, -1, 0);
-    if (mem == MAP_FAILED) {
-      error_ = std::string("receive buffers: ") + std::strerror(errno);
-      return false;
-    }
-    own_buffers_ = static_cast<char*>(mem);
+  if (std::string e = buffers_.init(ring_.get(), features_, recv_buffers, recv_buffer_bytes, options_.connections_max);
+      !e.empty()) {
+    error_ = std::move(e);
+    return false;
   }
   // The table is reserved whole but only touched slot by slot, so resident
   // memory follows the connections really open.
@@ -164,9 +154,7 @@ void Shard::dispatch(const uring::Completion& c) {
     // Cannot happen while slots are freed only at zero in-flight operations;
     // counted so a test can prove it stays zero, and a buffer is not leaked.
     counters_.stale_completions.add();
-    if (t.op == Op::recv && (c.flags & IORING_CQE_F_BUFFER) != 0) {
-      buffers_.give_back(std::uint16_t(c.flags >> IORING_CQE_BUFFER_SHIFT));
-    }
+    if (t.op == Op::recv) buffers_.give_back_flags(c.flags);
     return;
   }
   switch (t.op) {
@@ -359,25 +347,13 @@ void Shard::arm_recv(Connection& conn) {
   assert(!conn.recv_armed);
   assert(conn.state != ConnState::closing && conn.state != ConnState::free);
   io_uring_sqe* sqe = ring_.sqe();
-  if (features_.bufring) {
-    if (features_.multishot_recv) {
-      io_uring_prep_recv_multishot(sqe, conn.fd, nullptr, 0, 0);
-    } else {
-      io_uring_prep_recv(sqe, conn.fd, nullptr, recv_buffer_bytes, 0);
-    }
-    sqe->flags |= IOSQE_BUFFER_SELECT;
-    sqe->buf_group = buffers_.group();
-  } else {
-    io_uring_prep_recv(sqe, conn.fd, own_buffer(conn), recv_buffer_bytes, 0);
-  }
+  buffers_.prep_recv(sqe, conn.fd, conn.slot);
   sqe->user_data = tag(Op::recv, conn);
   conn.recv_armed = true;
   ++conn.inflight;
 }
 
-void Shard::release_chunk(InputChunk chunk) {
-  if (chunk.buffer_id >= 0) buffers_.give_back(std::uint16_t(chunk.buffer_id));
-}
+void Shard::release_chunk(InputChunk chunk) { buffers_.give_back(chunk.buffer_id); }
 
 void Shard::on_recv(Connection& conn, std::int32_t res, std::uint32_t flags) {
   if ((flags & IORING_CQE_F_MORE) == 0) {
@@ -388,15 +364,8 @@ void Shard::on_recv(Connection& conn, std::int32_t res, std::uint32_t flags) {
   if (res > 0) {
     counters_.bytes_received.add(std::uint64_t(res));
     conn.enobufs_in_a_row = 0;
-    InputChunk chunk;
-    chunk.len = std::uint32_t(res);
-    if ((flags & IORING_CQE_F_BUFFER) != 0) {
-      chunk.buffer_id = std::int32_t(flags >> IORING_CQE_BUFFER_SHIFT);
-      chunk.data = buffers_.data(std::uint16_t(chunk.buffer_id));
-    } else {
-      assert(!features_.bufring);
-      chunk.data = own_buffer(conn);
-    }
+    const uring::ReceiveBuffers::Received received = buffers_.received(conn.slot, flags);
+    const InputChunk chunk{received.data, std::uint32_t(res), received.buffer_id};
     conn.last_activity_ms = now_ms_;
     if (conn.state != ConnState::open) {
       release_chunk(chunk);  // draining, lingering or closing: input is discarded

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "core/http/date_cache.hpp"
-#include "core/uring/buffer_ring.hpp"
+#include "core/uring/receive_buffers.hpp"
 #include "core/uring/ring.hpp"
 #include "core/uring/user_data.hpp"
 #include "server/connection.hpp"
@@ -90,7 +90,6 @@ class Shard {
   void maybe_release(Connection& conn);
   void check_timeouts(Connection& conn);
   void mark_dirty(Connection& conn);
-  char* own_buffer(const Connection& conn) { return own_buffers_ + std::size_t(conn.slot) * recv_buffer_bytes; }
 
   const Options& options_;
   const int index_;
@@ -101,8 +100,7 @@ class Shard {
   http::RequestParser::Limits limits_;
 
   uring::Ring ring_;
-  uring::BufferRing buffers_;
-  char* own_buffers_ = nullptr;  // per-connection receive buffers when there is no buffer ring
+  uring::ReceiveBuffers buffers_;
   Connection* table_ = nullptr;  // mapped once; slots constructed on first use
   std::size_t table_bytes_ = 0;
   std::uint32_t constructed_ = 0;

@@ -4,15 +4,12 @@
 #include <sched.h>
 #include <unistd.h>
 
-#include <charconv>
+#include "core/text/parse_number.hpp"
 
 namespace ringhttp::net {
 namespace {
 
-bool parse_int(std::string_view text, int& out) {
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
-  return ec == std::errc() && end == text.data() + text.size() && out >= 0 && out < CPU_SETSIZE;
-}
+bool parse_int(std::string_view text, int& out) { return text::parse_number(text, 0, CPU_SETSIZE - 1, out); }
 
 }  // namespace
 
