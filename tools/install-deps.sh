@@ -8,7 +8,8 @@ packages=(meson ninja-build pkg-config g++ liburing-dev libsimdjson-dev libmimal
           clang libclang-rt-14-dev  # libFuzzer targets (tools/fuzz.sh)
           libhdrhistogram-java default-jre-headless)  # --hdr-log is checked by HdrHistogram's own reader
 if [[ "${1:-}" == "--bench" ]]; then
-  packages+=(wrk nginx-light time procps util-linux python3)
+  packages+=(wrk nginx-light h2o nodejs time procps util-linux python3 gnuplot-nox
+            libjemalloc2 libtcmalloc-minimal4)  # --compare alloc preloads these
 fi
 
 missing=()
