@@ -32,6 +32,7 @@ constexpr const char* usage_text =
     "      --timeout T         a response not complete by then is a timeout error (default 2s)\n"
     "      --expect-status L   accepted statuses, e.g. 200,204 (default any 2xx)\n"
     "      --expect-body S     every response body must equal S\n"
+    "      --expect-body-file PATH  every response body must equal this file's bytes\n"
     "      --uring LIST        io_uring profile (5.10, 5.19, 6.0, 6.1, all) or no-FEATURE switches\n"
     "      --json              the report as one JSON object on stdout (text goes to stderr)\n"
     "      --hdr-out FILE      latency distribution in HdrHistogram's .hgrm text format\n"
@@ -94,6 +95,17 @@ bool parse_duration(std::string_view text, std::uint64_t& out_ns) {
   out_ns = number * scale;
   return true;
 }
+
+namespace {
+// Reads a whole file named by `flag` into `out`; returns what went wrong, or "".
+std::string read_body_file(std::string_view flag, const std::string& path, std::string& out) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return "cannot read " + std::string(flag) + " " + path;
+  out.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  if (out.size() > body_bytes_max) return std::string(flag) + " is larger than 64 MiB";
+  return "";
+}
+}  // namespace
 
 ParseOutcome parse_options(int argc, char** argv, Options& out) {
   // One line says what is wrong; the whole usage would bury it.
@@ -197,6 +209,8 @@ ParseOutcome parse_options(int argc, char** argv, Options& out) {
     } else if (flag == "--expect-body") {
       out.expect_body = std::string(value);
       out.check_body = true;
+    } else if (flag == "--expect-body-file") {
+      out.expect_body_file = std::string(value);
     } else if (flag == "--uring") {
       std::string error;
       if (!uring::parse_switches(value, out.wanted_features, error)) return fail(error);
@@ -220,10 +234,17 @@ ParseOutcome parse_options(int argc, char** argv, Options& out) {
   if (const std::string error = parse_url(positional[0], out.target); !error.empty()) return fail(error);
   if (!body_file.empty()) {
     if (!out.body.empty()) return fail("--body and --body-file are exclusive");
-    std::ifstream in(body_file, std::ios::binary);
-    if (!in) return fail("cannot read --body-file " + body_file);
-    out.body.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-    if (out.body.size() > body_bytes_max) return fail("--body-file is larger than 64 MiB");
+    if (const std::string error = read_body_file("--body-file", body_file, out.body); !error.empty()) {
+      return fail(error);
+    }
+  }
+  if (!out.expect_body_file.empty()) {
+    if (out.check_body) return fail("--expect-body and --expect-body-file are exclusive");
+    if (const std::string error = read_body_file("--expect-body-file", out.expect_body_file, out.expect_body);
+        !error.empty()) {
+      return fail(error);
+    }
+    out.check_body = true;
   }
   if (out.requests > 0) {
     if (warmup_given && out.warmup_ns > 0) return fail("-n/--requests counts every response: no --warmup with it");

@@ -33,6 +33,7 @@ struct Options {
   std::uint64_t timeout_ns = 2'000'000'000;
   std::vector<std::uint16_t> expect_status;  // empty: any 2xx
   std::string expect_body;
+  std::string expect_body_file;  // where expect_body was read from, if from a file
   bool check_body = false;
   uring::Features wanted_features = uring::Features::all();
   std::string uring_text = "all";

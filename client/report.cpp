@@ -159,13 +159,18 @@ std::string format_json(const Report& r) {
   out += ",\"environment\":{\"kernel\":" + json_escape(e.kernel) + ",\"cpu_model\":" + json_escape(e.cpu_model) +
          format(",\"cores\":%d", e.cores) + ",\"uring\":" + json_escape(e.uring) +
          ",\"allocator\":" + json_escape(e.allocator) + "}";
-  out += ",\"options\":{\"url\":" + json_escape(o.url) + ",\"method\":" + json_escape(o.method) +
-         format(",\"connections\":%u,\"threads\":%u,\"pipeline\":%u", o.connections, o.threads, o.pipeline) +
-         format(",\"duration_s\":%.3f,\"warmup_s\":%.3f,\"requests\":%" PRIu64 ",\"rate\":%" PRIu64,
-                o.requests > 0 && !o.duration_given ? 0.0 : seconds(o.duration_ns), seconds(o.warmup_ns), o.requests,
-                o.rate) +
-         format(",\"timeout_s\":%.3f", seconds(o.timeout_ns)) + ",\"expect_status\":" + json_escape(status_list(o)) +
-         ",\"expect_body\":" + (o.check_body ? json_escape(o.expect_body) : std::string("null")) + "}";
+  out +=
+      ",\"options\":{\"url\":" + json_escape(o.url) + ",\"method\":" + json_escape(o.method) +
+      format(",\"connections\":%u,\"threads\":%u,\"pipeline\":%u", o.connections, o.threads, o.pipeline) +
+      format(",\"duration_s\":%.3f,\"warmup_s\":%.3f,\"requests\":%" PRIu64 ",\"rate\":%" PRIu64,
+             o.requests > 0 && !o.duration_given ? 0.0 : seconds(o.duration_ns), seconds(o.warmup_ns), o.requests,
+             o.rate) +
+      format(",\"timeout_s\":%.3f", seconds(o.timeout_ns)) + ",\"expect_status\":" + json_escape(status_list(o)) +
+      ",\"expect_body\":" +
+      (o.check_body && o.expect_body_file.empty() ? json_escape(o.expect_body) : std::string("null")) +
+      // A file's bytes may be binary: the report names the file and its size instead.
+      ",\"expect_body_file\":" + (o.expect_body_file.empty() ? std::string("null") : json_escape(o.expect_body_file)) +
+      format(",\"expect_body_bytes\":%zu", o.check_body ? o.expect_body.size() : std::size_t(0)) + "}";
   out += format(",\"requests\":%" PRIu64 ",\"duration_s\":%.6f,\"requests_per_s\":%.3f", t.responses,
                 seconds(r.window_ns), per_second(t.responses, r.window_ns));
   out += format(",\"bytes\":%" PRIu64 ",\"bytes_per_s\":%.3f", t.bytes_received,

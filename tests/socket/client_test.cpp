@@ -26,6 +26,7 @@
 #include "support/metrics.hpp"
 #include "support/requests.hpp"
 #include "support/server_process.hpp"
+#include "support/stream_pattern.hpp"
 
 namespace socket_test {
 namespace {
@@ -134,6 +135,36 @@ TEST_F(ClientAgainstServer, a_matching_body_passes) {
   const ClientRun run =
       run_client({"-n", "30", "-c", "3", "--expect-body", std::string(json_body), url(server, "/json")});
   EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
+}
+
+// --expect-body-file holds bytes no command line can: a 64 KiB /stream body
+// with NULs in it. A file one byte off makes every response a body error.
+TEST_F(ClientAgainstServer, expect_body_file_checks_every_byte_of_a_large_body) {
+  constexpr std::uint64_t bytes = 65536;
+  std::string body(bytes, '\0');
+  for (std::uint64_t i = 0; i < bytes; ++i) body[i] = stream_byte(i);
+  const std::filesystem::path good = std::filesystem::temp_directory_path() / ("expect-" + std::to_string(getpid()));
+  const std::filesystem::path bad = good.string() + "-bad";
+  std::ofstream(good, std::ios::binary) << body;
+  body[40000] = char(body[40000] + 1);
+  std::ofstream(bad, std::ios::binary) << body;
+  const std::string target = url(server, "/stream?bytes=65536");
+
+  const ClientRun pass = run_client({"-n", "20", "-c", "2", "--json", "--expect-body-file", good.string(), target});
+  const ClientRun fail = run_client({"-n", "20", "-c", "2", "--json", "--expect-body-file", bad.string(), target});
+  const ClientRun both = run_client({"-n", "1", "--expect-body", "x", "--expect-body-file", good.string(), target});
+  const ClientRun missing = run_client({"-n", "1", "--expect-body-file", good.string() + "-none", target});
+  std::filesystem::remove(good);
+  std::filesystem::remove(bad);
+
+  EXPECT_EQ(pass.exit_code, 0) << pass.out << pass.err;
+  EXPECT_EQ(JsonReport(pass).number("/errors/body"), 0u);
+  EXPECT_EQ(fail.exit_code, 1) << fail.err;
+  EXPECT_EQ(JsonReport(fail).number("/errors/body"), 20u);
+  EXPECT_EQ(both.exit_code, 2) << both.err;
+  EXPECT_NE(both.err.find("exclusive"), std::string::npos) << both.err;
+  EXPECT_EQ(missing.exit_code, 2) << missing.err;
+  EXPECT_NE(missing.err.find("cannot read --expect-body-file"), std::string::npos) << missing.err;
 }
 
 TEST_F(ClientAgainstServer, pipelined_batches_are_answered_in_full_with_fewer_sends_than_requests) {
