@@ -1,16 +1,28 @@
 #!/usr/bin/env bash
-# README command one, the main job: install dependencies, build optimized,
-# then benchmark the server against the floor responders and nginx with wrk
-# (server pinned to CPU 0, wrk to CPU 1). Extra arguments go to
-# bench/baseline.sh (e.g. --duration 5 --iterations 1).
+# README command one, the main job: install what the benchmark needs, build
+# optimized, then run bench/bench.py (every argument goes to it; --help there).
+#   tools/bench.sh                   the default rows, 3 x (3 s warm-up + 10 s)
+#   tools/bench.sh --quick           one short iteration, a smoke test
+#   tools/bench.sh --compare alloc   also builds build-release-glibc (-Dallocator=system)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 tools/install-deps.sh --bench
-if [[ -d build-release ]]; then
-  meson setup --reconfigure build-release --buildtype=release -Dtests=false >/dev/null
-else
-  meson setup build-release --buildtype=release -Dtests=false >/dev/null
+
+configure() {  # dir, extra meson options...
+  local dir=$1; shift
+  if [[ -d "$dir" ]]; then
+    meson setup --reconfigure "$dir" --buildtype=release -Dtests=false "$@" >/dev/null
+  else
+    meson setup "$dir" --buildtype=release -Dtests=false "$@" >/dev/null
+  fi
+  ninja -C "$dir" >/dev/null
+}
+
+configure build-release
+# The allocator axis runs glibc's malloc, and jemalloc and tcmalloc preloaded
+# over it, on a build that links no allocator of its own.
+if [[ " $* " =~ [[:space:]]--compare[[:space:]=][^[:space:]]*alloc ]]; then
+  configure build-release-glibc -Dallocator=system
 fi
-ninja -C build-release >/dev/null
-exec bench/baseline.sh --build build-release "$@"
+exec python3 bench/bench.py --build build-release "$@"

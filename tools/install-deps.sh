@@ -6,9 +6,10 @@ set -euo pipefail
 packages=(meson ninja-build pkg-config g++ liburing-dev libsimdjson-dev libmimalloc-dev
           libgtest-dev libbenchmark-dev node-llhttp libssl-dev zlib1g-dev
           clang libclang-rt-14-dev  # libFuzzer targets (tools/fuzz.sh)
-          libhdrhistogram-java default-jre-headless)  # --hdr-log is checked by HdrHistogram's own reader
+          libhdrhistogram-java default-jre-headless  # --hdr-log is checked by HdrHistogram's own reader
+          nginx-light h2o nodejs python3)  # the benchmark's peers: tests/bench checks their workloads
 if [[ "${1:-}" == "--bench" ]]; then
-  packages+=(wrk nginx-light h2o nodejs time procps util-linux python3 gnuplot-nox
+  packages+=(wrk time procps util-linux gnuplot-nox
             libjemalloc2 libtcmalloc-minimal4)  # --compare alloc preloads these
 fi
 

@@ -1,0 +1,53 @@
+// node:http as a peer row for bench/bench.py: the seeds' bare baseline.
+//   node bench/peers/node_http.js PORT
+// Routes match ringhttp's: /plaintext, /json (JSON.stringify per request, as
+// the seeds' node-http row does), /stream?bytes=N (N bytes, byte i = i mod 251,
+// N at most STREAM_BYTES_MAX). Anything else is 404. One process, one thread
+// of JavaScript; the harness pins it to CPU 0 like every other server.
+'use strict';
+const http = require('node:http');
+
+const STREAM_PERIOD = 251;             // the same pattern as ringhttp's /stream
+const STREAM_BYTES_MAX = 1 << 20;      // the benchmark asks for 64 KiB
+const KEEP_ALIVE_TIMEOUT_MS = 120000;  // node's default (5 s) would close idle benchmark connections
+
+const port = Number(process.argv[2]);
+if (!Number.isInteger(port) || port <= 0 || port > 65535) {
+  console.error('usage: node node_http.js PORT');
+  process.exit(2);
+}
+
+const pattern = Buffer.alloc(STREAM_BYTES_MAX);
+for (let i = 0; i < pattern.length; i++) pattern[i] = i % STREAM_PERIOD;
+const plaintext = Buffer.from('Hello, World!');
+
+const server = http.createServer((req, res) => {
+  const url = req.url;
+  if (url === '/plaintext') {
+    res.writeHead(200, {'Content-Type': 'text/plain', 'Content-Length': plaintext.length});
+    res.end(plaintext);
+  } else if (url === '/json') {
+    const body = JSON.stringify({message: 'Hello, World!'});
+    res.writeHead(200, {'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body)});
+    res.end(body);
+  } else if (url.startsWith('/stream?bytes=')) {
+    const bytes = Number(url.slice('/stream?bytes='.length));
+    if (!Number.isInteger(bytes) || bytes < 0 || bytes > STREAM_BYTES_MAX) {
+      res.writeHead(400, {'Content-Length': 0});
+      res.end();
+      return;
+    }
+    res.writeHead(200, {'Content-Type': 'application/octet-stream', 'Content-Length': bytes});
+    res.end(pattern.subarray(0, bytes));
+  } else {
+    res.writeHead(404, {'Content-Length': 0});
+    res.end();
+  }
+});
+server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
+server.headersTimeout = KEEP_ALIVE_TIMEOUT_MS + 1000;  // must exceed keepAliveTimeout
+server.requestTimeout = 0;
+server.listen(port, '127.0.0.1', () => {
+  console.log(`node ${process.version} listening on 127.0.0.1:${port}`);
+});
+process.on('SIGTERM', () => server.close(() => process.exit(0)));

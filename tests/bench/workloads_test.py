@@ -1,0 +1,216 @@
+#!/usr/bin/env python3
+"""The benchmark measures what it says it measures.
+
+1. Every workload bench/bench.py names does what its description says, on
+   every server it runs that workload on, started exactly as the benchmark
+   starts it: the response arrives with the right status, type and body (the
+   stream with its length and pattern; the pipelined batch answered in full
+   and in order). The checks below are written from the descriptions, not
+   taken from the harness, and the body the harness hands the client to
+   compare against must pass them too. A server that is not installed is
+   reported as skipped.
+2. The harness exits non-zero, naming the row, when requests fail (against a
+   server that answers 500), and zero when they do not.
+
+Usage: workloads_test.py --build DIR    (meson test runs it)
+"""
+import argparse
+import importlib.util
+import json
+import os
+import re
+import socket
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+PIPELINE_DEPTH = 16
+
+
+def load_harness():
+    spec = importlib.util.spec_from_file_location("bench", os.path.join(ROOT, "bench", "bench.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def read_response(sock, buf):
+    """One response: (status, headers dict, body, leftover). Content-Length framing only."""
+    while b"\r\n\r\n" not in buf:
+        chunk = sock.recv(65536)
+        if not chunk:
+            raise AssertionError("connection closed before a complete header section")
+        buf += chunk
+    head, _, rest = buf.partition(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    m = re.fullmatch(r"HTTP/1\.[01] (\d{3}) .*", lines[0])
+    if not m:
+        raise AssertionError(f"not a status line: {lines[0]!r}")
+    headers = {}
+    for line in lines[1:]:
+        name, _, value = line.partition(":")
+        headers[name.strip().lower()] = value.strip()
+    if "content-length" not in headers:
+        raise AssertionError(f"no Content-Length in {headers}")
+    length = int(headers["content-length"])
+    while len(rest) < length:
+        chunk = sock.recv(65536)
+        if not chunk:
+            raise AssertionError(f"connection closed {len(rest)} bytes into a {length}-byte body")
+        rest += chunk
+    return int(m.group(1)), headers, rest[:length], rest[length:]
+
+
+def fetch(port, path, count=1):
+    """Sends `count` GETs in one send; returns the responses in order."""
+    request = f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode()
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
+        s.sendall(request * count)
+        out, buf = [], b""
+        for _ in range(count):
+            status, headers, body, buf = read_response(s, buf)
+            out.append((status, headers, body))
+        return out
+
+
+def expect(cond, what):
+    if not cond:
+        raise AssertionError(what)
+
+
+# What each workload's description promises: requests per send, the
+# Content-Type, and a check of the body.
+def plaintext_body(body):
+    expect(body == b"Hello, World!", f"body {body[:80]!r}")
+
+
+def json_body(body):
+    expect(json.loads(body) == {"message": "Hello, World!"}, f"body {body[:80]!r}")
+
+
+def stream_body(body):
+    expect(len(body) == 65536, f"{len(body)} bytes, not 65536")
+    wrong = next((i for i, b in enumerate(body) if b != i % 251), None)
+    expect(wrong is None, f"byte {wrong} breaks the pattern i mod 251")
+
+
+CHECKS = {
+    "plaintext": (1, "text/plain", plaintext_body),
+    "json": (1, "application/json", json_body),
+    "stream-64k": (1, "application/octet-stream", stream_body),
+    "pipelined": (PIPELINE_DEPTH, "text/plain", plaintext_body),
+}
+
+
+def response_ok(workload_name, status, headers, body):
+    _, content_type, body_ok = CHECKS[workload_name]
+    expect(status == 200, f"status {status}")
+    expect(headers.get("content-type", "").startswith(content_type), f"Content-Type {headers.get('content-type')}")
+    body_ok(body)
+
+
+def check_workloads(bench, build):
+    ctx = bench.Context(bench.parse_args(["--build", build, "--idle-connections", "0"]))
+    failures, checked, skipped = [], 0, []
+    missing_checks = set(bench.WORKLOADS) - set(CHECKS)
+    for name in sorted(missing_checks):
+        failures.append(f"workload '{name}' has no check here: write down what it must do")
+    for name, w in bench.WORKLOADS.items():
+        if name not in CHECKS:
+            continue
+        count, _, body_ok = CHECKS[name]
+        try:
+            body_ok(w.body)  # what the client is told to compare every response with
+        except AssertionError as e:
+            failures.append(f"the harness expects a body for '{name}' that its description does not: {e}")
+        if w.pipelined != (count > 1):
+            failures.append(f"workload '{name}' pipelined={w.pipelined}, its description says otherwise")
+    pairs = {}
+    for row in bench.all_rows([]):
+        pairs.setdefault((row.server.name, row.workload.name), row)
+    for (server_name, workload_name), row in pairs.items():
+        label = f"{server_name}/{workload_name}"
+        if workload_name not in CHECKS:
+            continue
+        reason = row.server.missing(ctx)
+        if reason:
+            skipped.append(f"{label}: {reason}")
+            continue
+        running = None
+        try:
+            running = bench.Running(ctx, row.server)
+            count = CHECKS[workload_name][0]
+            responses = fetch(running.port, row.workload.path, count)
+            expect(len(responses) == count, f"{len(responses)} responses to {count} requests")
+            for i, r in enumerate(responses):
+                try:
+                    response_ok(workload_name, *r)
+                except AssertionError as e:
+                    raise AssertionError(f"response {i + 1} of {count}: {e}")
+            checked += 1
+            print(f"ok    {label}: {row.workload.description}")
+        except (AssertionError, OSError, bench.StartError, ValueError) as e:
+            failures.append(f"{label}: {e}")
+            print(f"FAIL  {label}: {e}")
+        finally:
+            if running:
+                running.stop()
+    for s in skipped:
+        print(f"skip  {s}")
+    expect(checked > 0 or failures, "nothing was checked")
+    return failures, checked
+
+
+def run_harness(build, *args):
+    out = tempfile.mkdtemp(prefix="ringhttp-bench-test.")
+    cmd = [sys.executable, os.path.join(ROOT, "bench", "bench.py"), "--build", build, "--out", out,
+           "--iterations", "1", "--warmup", "0", "--duration", "1", "--idle-connections", "0", *args]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    results = [os.path.join(out, f) for f in os.listdir(out) if f.endswith(".json")]
+    report = json.load(open(results[0])) if results else None
+    return r, report
+
+
+def check_exit_status(build):
+    failures = []
+    broken = f"answers500={sys.executable} {os.path.join(HERE, 'answers_500.py')} {{port}}"
+    r, report = run_harness(build, "--server", broken, "--only", "answers500/plaintext")
+    if r.returncode != 1:
+        failures.append(f"against a server answering 500 the harness exited {r.returncode}, not 1:\n{r.stderr}")
+    if "answers500/plaintext" not in r.stderr or "FAILED" not in r.stderr:
+        failures.append(f"the failing row is not named on stderr:\n{r.stderr}")
+    if report:
+        s = next((s for s in report["summaries"] if s["row"] == "answers500/plaintext"), None)
+        if not s or not s["failures"] or "status" not in s["failures"][0]:
+            failures.append(f"the row's record does not say the statuses were wrong: {s}")
+    else:
+        failures.append("no results JSON was written for the failing run")
+
+    r, report = run_harness(build, "--only", "ringhttp/plaintext")
+    if r.returncode != 0:
+        failures.append(f"against ringhttp the harness exited {r.returncode}, not 0:\n{r.stdout[-2000:]}\n{r.stderr}")
+    elif report:
+        s = report["summaries"][0]
+        if not (s["row"] == "ringhttp/plaintext" and s["errors"] == 0 and s["rps"] and s["server_cpu_us"]):
+            failures.append(f"a passing run's summary lacks its figures: {s}")
+    print(("ok" if not failures else "FAIL") + "    the harness exits 1 naming a row whose requests fail, 0 otherwise")
+    return failures
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--build", required=True)
+    a = p.parse_args()
+    bench = load_harness()
+    failures, _ = check_workloads(bench, os.path.realpath(a.build))
+    failures += check_exit_status(os.path.realpath(a.build))
+    if failures:
+        print("\n".join(["", "FAILURES:"] + failures), file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
