@@ -594,6 +594,8 @@ def run_wrk(ctx, row, running):
     r = parse_wrk(out) if code == 0 else None
     if r is None:
         return {"failure": f"wrk exited {code}: {(err or out).strip()[-300:]}"}
+    if w.pipelined:
+        r["p50_ms"] = r["p99_ms"] = None  # wrk's percentiles read 0 when a script pipelines
     n = r["requests"]
     r["server_cpu_us"] = (after_ticks - before_ticks) / CLK_TCK * 1e6 / n if n else None
     r["client_cpu_us"] = wrk_cpu * 1e6 / n if n else None
@@ -827,6 +829,23 @@ def ratio_base(row, summaries):
     if row.workload.name == "pipelined":
         return "floor-uring/pipelined"
     return None
+
+
+def generator_comparison(rows, summaries):
+    """ringhttp's client against wrk on the same server and workload, same run."""
+    lines = []
+    for row in rows:
+        if row.generator != "wrk":
+            continue
+        ours = summaries.get(row.id[:-len("/wrk")])
+        theirs = summaries[row.id]
+        if not ours or not ours["client_cpu_us"] or not theirs["client_cpu_us"] or not theirs["rps"]:
+            continue
+        lines.append(f"Generators on {ours['row']}: ringhttp's client {ours['client_cpu_us'][0]:.2f} µs/req of its "
+                     f"own CPU, wrk {theirs['client_cpu_us'][0]:.2f} "
+                     f"({ours['client_cpu_us'][0] / theirs['client_cpu_us'][0]:.2f}×); req/s "
+                     f"{ours['rps'][0] / theirs['rps'][0]:.2f}× wrk's.")
+    return lines
 
 
 def fmt(v, spec, missing="n/a"):
@@ -1138,6 +1157,7 @@ def main(argv):
         "Cold start: exec to the first accepted connection, median of "
         f"{COLD_START_SPAWNS} spawns. RSS: the server's VmRSS right after the measured run.",
     ]
+    notes += generator_comparison(runnable, summaries)
     text = "## Results\n\n" + text_table(HEADER, body)
     if mem_body:
         text += "\n\n## Memory per idle keep-alive connection\n\n" + text_table(mem_header, mem_body)
