@@ -77,6 +77,10 @@ class OutputQueue {
     assert(i < size());
     return slots_[(head_ + i) % Capacity];
   }
+  const PendingResponse& at(std::size_t i) const {
+    assert(i < size());
+    return slots_[(head_ + i) % Capacity];
+  }
   PendingResponse& front() { return at(0); }
   void pop() {
     assert(!empty());

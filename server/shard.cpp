@@ -18,7 +18,7 @@
 #include "core/uring/user_data.hpp"
 #include "server/heads.hpp"
 #include "server/routes.hpp"
-#include "server/stream_pattern.hpp"
+#include "server/send_batch.hpp"
 
 namespace ringhttp::server {
 namespace {
@@ -574,46 +574,7 @@ void Shard::flush(Connection& conn) {
       conn.state == ConnState::lingering) {
     return;
   }
-  std::size_t n = 0;
-  std::uint64_t total = 0;
-  std::uint32_t retires = 0;
-  std::uint64_t stream_bytes = 0;
-  auto add = [&](const char* data, std::size_t len) {
-    if (len == 0) return;
-    assert(n < conn.iov.size());
-    conn.iov[n++] = iovec{const_cast<char*>(data), len};
-    total += len;
-  };
-  const std::string_view date = date_.line();
-  for (std::size_t i = 0; i < conn.out.size(); ++i) {
-    PendingResponse& r = conn.out.at(i);
-    if (!r.head_sent) {
-      add(r.head.data(), r.head.size());
-      if (!r.interim) {
-        add(date.data(), date.size());
-        add(r.tail.data(), r.tail.size());
-      }
-    }
-    if (r.source != BodySource::stream) {
-      add(r.body.data(), r.body.size());
-      ++retires;
-      continue;
-    }
-    // A stream: the next chunk, as iovecs over the shared pattern block.
-    constexpr std::uint64_t chunk_max = Connection::stream_iovecs_max * stream_block_bytes;
-    const std::uint64_t chunk = std::min<std::uint64_t>(r.stream_remaining, chunk_max);
-    for (std::uint64_t done = 0; done < chunk;) {
-      const std::uint64_t piece = std::min<std::uint64_t>(chunk - done, stream_block_bytes);
-      add(stream_chunk_start(r.stream_offset + done), piece);
-      done += piece;
-    }
-    if (chunk == r.stream_remaining) {
-      ++retires;
-      continue;
-    }
-    stream_bytes = chunk;  // unfinished: nothing after it may be sent yet
-    break;
-  }
+  const auto [n, total, retires, stream_bytes] = build_send_batch(conn.out, date_.line(), conn.iov);
   assert(total > 0);
   conn.msg = msghdr{};
   conn.msg.msg_iov = conn.iov.data();

@@ -2,7 +2,7 @@
 // (the floor a wrapper can reach) against RequestParser, on the request wrk
 // sends, one at a time and 16 pipelined in one buffer.
 //
-//   build/bench/micro/micro_bench --benchmark_filter=Parse
+//   tools/micro.sh --benchmark_filter=Parse
 //   valgrind --tool=callgrind build/bench/micro/micro_bench --benchmark_filter=Parse --benchmark_min_time=0.01
 
 #include <benchmark/benchmark.h>
@@ -10,6 +10,7 @@
 
 #include <string>
 
+#include "bench/micro/items.hpp"
 #include "core/http/request_parser.hpp"
 
 namespace {
@@ -47,7 +48,7 @@ void ParseLlhttpBare(benchmark::State& state) {
     const llhttp_errno_t rc = llhttp_execute(&parser, input.data(), input.size());
     if (rc != HPE_OK) state.SkipWithError("llhttp error");
   }
-  state.SetItemsProcessed(state.iterations() * state.range(0));
+  ringhttp::bench::set_items(state, state.range(0));
 }
 BENCHMARK(ParseLlhttpBare)->Arg(1)->Arg(16);
 // A fixed count, for instruction counting under callgrind (divide by 320,000 requests).
@@ -62,11 +63,9 @@ void ParseRequestParser(benchmark::State& state) {
     const auto result = parser.feed(input.data(), input.size());
     if (result.status != RequestParser::Status::done) state.SkipWithError("parse error");
   }
-  state.SetItemsProcessed(state.iterations() * state.range(0));
+  ringhttp::bench::set_items(state, state.range(0));
 }
 BENCHMARK(ParseRequestParser)->Arg(1)->Arg(16);
 BENCHMARK(ParseRequestParser)->Arg(16)->Iterations(20000);
 
 }  // namespace
-
-BENCHMARK_MAIN();

@@ -1,0 +1,51 @@
+#include "server/send_batch.hpp"
+
+#include <algorithm>
+#include <cassert>
+
+#include "server/stream_pattern.hpp"
+
+namespace ringhttp::server {
+
+SendBatch build_send_batch(const OutputQueue<Connection::responses_max>& out, std::string_view date_line,
+                           std::span<iovec> iov) {
+  SendBatch b;
+  auto add = [&](const char* data, std::size_t len) {
+    if (len == 0) return;
+    assert(b.iovecs < iov.size());
+    iov[b.iovecs++] = iovec{const_cast<char*>(data), len};
+    b.bytes += len;
+  };
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    const PendingResponse& r = out.at(i);
+    if (!r.head_sent) {
+      add(r.head.data(), r.head.size());
+      if (!r.interim) {
+        add(date_line.data(), date_line.size());
+        add(r.tail.data(), r.tail.size());
+      }
+    }
+    if (r.source != BodySource::stream) {
+      add(r.body.data(), r.body.size());
+      ++b.retires;
+      continue;
+    }
+    // A stream: the next chunk, as iovecs over the shared pattern block.
+    constexpr std::uint64_t chunk_max = Connection::stream_iovecs_max * stream_block_bytes;
+    const std::uint64_t chunk = std::min<std::uint64_t>(r.stream_remaining, chunk_max);
+    for (std::uint64_t done = 0; done < chunk;) {
+      const std::uint64_t piece = std::min<std::uint64_t>(chunk - done, stream_block_bytes);
+      add(stream_chunk_start(r.stream_offset + done), piece);
+      done += piece;
+    }
+    if (chunk == r.stream_remaining) {
+      ++b.retires;
+      continue;
+    }
+    b.stream_bytes = chunk;  // unfinished: nothing after it may be sent yet
+    break;
+  }
+  return b;
+}
+
+}  // namespace ringhttp::server

@@ -1,0 +1,131 @@
+// build_send_batch alone: which iovecs one send carries for a queue of
+// responses, and what its completion retires. The socket tests prove the
+// same behaviour end to end through Shard::flush.
+
+#include "server/send_batch.hpp"
+
+#include <gtest/gtest.h>
+
+#include <array>
+#include <string>
+#include <string_view>
+
+#include "server/heads.hpp"
+#include "server/stream_pattern.hpp"
+
+namespace ringhttp::server {
+namespace {
+
+constexpr std::string_view date = "Date: Sun, 06 Nov 1994 08:49:37 GMT\r\n";
+constexpr std::string_view tail = "Content-Length: 13\r\n\r\n";
+constexpr std::string_view hello = "Hello, World!";
+
+using Queue = OutputQueue<Connection::responses_max>;
+
+PendingResponse& push_plaintext(Queue& out) {
+  PendingResponse& r = out.push();
+  r.reset();
+  r.status = 200;
+  r.head = heads::ok_text;
+  r.tail = tail;
+  r.body = hello;
+  r.source = BodySource::fixed;
+  return r;
+}
+
+PendingResponse& push_stream(Queue& out, std::uint64_t offset, std::uint64_t remaining) {
+  PendingResponse& r = out.push();
+  r.reset();
+  r.status = 200;
+  r.head = heads::ok_octets;
+  r.tail = tail;  // the length is irrelevant here
+  r.source = BodySource::stream;
+  r.stream_offset = offset;
+  r.stream_remaining = remaining;
+  return r;
+}
+
+std::string gather(std::span<const iovec> iov) {
+  std::string bytes;
+  for (const iovec& v : iov) bytes.append(static_cast<const char*>(v.iov_base), v.iov_len);
+  return bytes;
+}
+
+struct Batch {
+  std::array<iovec, Connection::iovecs_max> iov{};
+  SendBatch result;
+  std::string bytes() const { return gather(std::span(iov).first(result.iovecs)); }
+};
+
+Batch build(const Queue& out) {
+  Batch b;
+  b.result = build_send_batch(out, date, b.iov);
+  return b;
+}
+
+TEST(SendBatch, one_response_is_head_date_tail_body) {
+  Queue out;
+  push_plaintext(out);
+  const Batch b = build(out);
+  EXPECT_EQ(b.result.iovecs, 4u);
+  EXPECT_EQ(b.bytes(), std::string(heads::ok_text) + std::string(date) + std::string(tail) + std::string(hello));
+  EXPECT_EQ(b.result.bytes, b.bytes().size());
+  EXPECT_EQ(b.result.retires, 1u);
+  EXPECT_EQ(b.result.stream_bytes, 0u);
+}
+
+TEST(SendBatch, pipelined_responses_leave_together_in_order) {
+  Queue out;
+  for (int i = 0; i < 16; ++i) push_plaintext(out);
+  const Batch b = build(out);
+  EXPECT_EQ(b.result.iovecs, 16u * 4);
+  EXPECT_EQ(b.result.retires, 16u);
+  EXPECT_EQ(b.result.bytes, 16 * (heads::ok_text.size() + date.size() + tail.size() + hello.size()));
+}
+
+TEST(SendBatch, empty_parts_take_no_iovec_and_interim_has_no_date) {
+  Queue out;
+  PendingResponse& r = out.push();
+  r.reset();
+  r.head = heads::continue_100;
+  r.interim = true;
+  PendingResponse& head_only = push_plaintext(out);
+  head_only.body = {};
+  head_only.source = BodySource::none;
+  const Batch b = build(out);
+  EXPECT_EQ(b.result.iovecs, 1u + 3);
+  EXPECT_EQ(b.bytes(),
+            std::string(heads::continue_100) + std::string(heads::ok_text) + std::string(date) + std::string(tail));
+  EXPECT_EQ(b.result.retires, 2u);
+}
+
+TEST(SendBatch, unfinished_stream_ends_the_batch_with_one_chunk) {
+  Queue out;
+  push_plaintext(out);
+  push_stream(out, 0, std::uint64_t(1) << 30);
+  push_plaintext(out);  // must wait for the stream's last byte
+  const Batch b = build(out);
+  constexpr std::uint64_t chunk = Connection::stream_iovecs_max * stream_block_bytes;
+  EXPECT_EQ(b.result.iovecs, 4u + 3 + Connection::stream_iovecs_max);
+  EXPECT_EQ(b.result.retires, 1u);
+  EXPECT_EQ(b.result.stream_bytes, chunk);
+  const std::string bytes = b.bytes();
+  const std::string body = bytes.substr(bytes.size() - chunk);
+  for (std::size_t i = 0; i < body.size(); ++i) ASSERT_EQ(static_cast<unsigned char>(body[i]), i % 251) << i;
+}
+
+TEST(SendBatch, stream_in_progress_resumes_at_its_offset_without_headers) {
+  Queue out;
+  PendingResponse& r = push_stream(out, 1000, 500);
+  r.head_sent = true;
+  push_plaintext(out);
+  const Batch b = build(out);
+  EXPECT_EQ(b.result.iovecs, 1u + 4);
+  EXPECT_EQ(b.result.retires, 2u);
+  EXPECT_EQ(b.result.stream_bytes, 0u);
+  const std::string bytes = b.bytes();
+  for (std::size_t i = 0; i < 500; ++i) ASSERT_EQ(static_cast<unsigned char>(bytes[i]), (1000 + i) % 251) << i;
+}
+
+}  // namespace
+}  // namespace ringhttp::server
