@@ -4,14 +4,6 @@
 
 namespace ringhttp::http {
 
-void JsonWriter::put(char c) {
-  if (len_ == capacity_) {
-    ok_ = false;
-    return;
-  }
-  out_[len_++] = c;
-}
-
 void JsonWriter::raw(std::string_view bytes) {
   if (capacity_ - len_ < bytes.size()) {
     ok_ = false;
@@ -29,28 +21,41 @@ JsonWriter& JsonWriter::key(std::string_view name) {
   return *this;
 }
 
-JsonWriter& JsonWriter::string(std::string_view value) {
+namespace {
+// The bytes a JSON string must escape (RFC 8259 section 7).
+constexpr bool needs_escape(unsigned char c) { return c < 0x20 || c == '"' || c == '\\'; }
+}  // namespace
+
+void JsonWriter::escape(unsigned char c) {
   static constexpr char hex[] = "0123456789abcdef";
-  put('"');
-  for (const char ch : value) {
-    const auto c = static_cast<unsigned char>(ch);
-    switch (c) {
-      case '"': raw("\\\""); break;
-      case '\\': raw("\\\\"); break;
-      case '\n': raw("\\n"); break;
-      case '\r': raw("\\r"); break;
-      case '\t': raw("\\t"); break;
-      case '\b': raw("\\b"); break;
-      case '\f': raw("\\f"); break;
-      default:
-        if (c < 0x20) {
-          const char esc[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15]};
-          raw(std::string_view(esc, 6));
-        } else {
-          put(ch);  // UTF-8 passes through; the caller validated it
-        }
+  switch (c) {
+    case '"': raw("\\\""); break;
+    case '\\': raw("\\\\"); break;
+    case '\n': raw("\\n"); break;
+    case '\r': raw("\\r"); break;
+    case '\t': raw("\\t"); break;
+    case '\b': raw("\\b"); break;
+    case '\f': raw("\\f"); break;
+    default: {
+      const char esc[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15]};
+      raw(std::string_view(esc, 6));
     }
   }
+}
+
+JsonWriter& JsonWriter::string(std::string_view value) {
+  put('"');
+  // Runs of bytes that need no escape are copied whole; UTF-8 passes
+  // through (the caller validated it).
+  std::size_t run = 0;
+  for (std::size_t i = 0; i < value.size(); ++i) {
+    const auto c = static_cast<unsigned char>(value[i]);
+    if (!needs_escape(c)) continue;
+    raw(value.substr(run, i - run));
+    escape(c);
+    run = i + 1;
+  }
+  raw(value.substr(run));
   put('"');
   return *this;
 }

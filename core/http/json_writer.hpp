@@ -22,7 +22,14 @@ class JsonWriter {
 
  private:
   void raw(std::string_view bytes);
-  void put(char c);
+  void put(char c) {
+    if (len_ == capacity_) {
+      ok_ = false;
+      return;
+    }
+    out_[len_++] = c;
+  }
+  void escape(unsigned char c);  // one byte needs_escape() said must be escaped
 
   char* out_;
   std::size_t capacity_;
