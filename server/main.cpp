@@ -84,7 +84,7 @@ int run(const server::Options& options) {
 
   std::printf("ringhttp %s listening on %s shards=%zu cpus=%s allocator=%s uring=%s\n", RINGHTTP_VERSION,
               address.to_string().c_str(), shard_count, net::format_cpu_list(options.cpus).c_str(),
-              alloc::allocator_name(), features.describe().c_str());
+              alloc::allocator_name().c_str(), features.describe().c_str());
   std::fflush(stdout);
 
   int signal_number = 0;

@@ -6,10 +6,10 @@ set -euo pipefail
 packages=(meson ninja-build pkg-config g++ liburing-dev libsimdjson-dev libmimalloc-dev
           libgtest-dev libbenchmark-dev node-llhttp libssl-dev zlib1g-dev
           clang libclang-rt-14-dev  # libFuzzer targets (tools/fuzz.sh)
-          libhdrhistogram-java default-jre-headless)  # --hdr-log is checked by HdrHistogram's own reader
+          libhdrhistogram-java default-jre-headless  # --hdr-log is checked by HdrHistogram's own reader
+          libjemalloc2 libtcmalloc-minimal4)  # preloaded by allocator_test and by the bench's --compare alloc
 if [[ "${1:-}" == "--bench" ]]; then
-  packages+=(wrk nginx-light h2o nodejs time procps util-linux python3 gnuplot-nox
-            libjemalloc2 libtcmalloc-minimal4)  # --compare alloc preloads these
+  packages+=(wrk nginx-light h2o nodejs time procps util-linux python3 gnuplot-nox)
 fi
 
 missing=()
