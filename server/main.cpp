@@ -10,6 +10,7 @@
 #include <latch>
 #include <memory>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "core/alloc/allocator_name.hpp"
@@ -34,6 +35,9 @@ int run(const server::Options& options) {
     return 1;
   }
   const uring::Features features = kernel.intersect(options.wanted_features);
+  if (const std::string note = uring::unavailable_note(options.wanted_features, kernel); !note.empty()) {
+    std::fprintf(stderr, "server: %s\n", note.c_str());
+  }
 
   // Signals are taken by sigwait() in this thread only; SIGPIPE never kills
   // us (sends also pass MSG_NOSIGNAL).

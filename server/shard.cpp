@@ -96,8 +96,9 @@ bool Shard::setup() {
     return false;
   }
   // The ring is created here, on the thread that will be its only submitter
-  // (SINGLE_ISSUER, DEFER_TASKRUN).
-  if (const int rc = ring_.init(options_.ring_entries, features_); rc < 0) {
+  // (SINGLE_ISSUER, DEFER_TASKRUN), and its SQPOLL thread, if any, is bound
+  // to this shard's CPU.
+  if (const int rc = ring_.init(options_.ring_entries, features_, cpu); rc < 0) {
     error_ = std::string("io_uring setup: ") + std::strerror(-rc);
     return false;
   }

@@ -150,6 +150,15 @@ Features Features::intersect(const Features& other) const {
   out.multishot_accept = multishot_accept && other.multishot_accept;
   out.bufring = bufring && other.bufring;
   out.multishot_recv = multishot_recv && other.multishot_recv && out.bufring;
+  out.sqpoll = sqpoll && other.sqpoll;
+  if (out.sqpoll) {
+    // io_uring_setup refuses DEFER_TASKRUN, COOP_TASKRUN and TASKRUN_FLAG
+    // with SQPOLL (-EINVAL): the poller thread issues the requests, so task
+    // work is not deferred to the submitter's next wait, and completions are
+    // signalled without an IPI anyway, which is what COOP_TASKRUN asks for.
+    out.defer_taskrun = false;
+    out.coop_taskrun = false;
+  }
   return out;
 }
 
@@ -166,6 +175,7 @@ std::string Features::describe() const {
   add(multishot_accept, "multishot-accept");
   add(multishot_recv, "multishot-recv");
   add(bufring, "bufring");
+  add(sqpoll, "sqpoll");
   if (out.empty()) out = "basic";
   return out;
 }
@@ -173,6 +183,8 @@ std::string Features::describe() const {
 std::uint32_t setup_flags(const Features& features) {
   std::uint32_t flags = IORING_SETUP_SUBMIT_ALL;
   if (features.single_issuer) flags |= IORING_SETUP_SINGLE_ISSUER;
+  // SQ_AFF and the poller's CPU are the ring's business (Ring::init).
+  if (features.sqpoll) flags |= IORING_SETUP_SQPOLL;
   if (features.defer_taskrun) {
     flags |= IORING_SETUP_DEFER_TASKRUN;
   } else if (features.coop_taskrun) {
@@ -202,6 +214,9 @@ Features probe_kernel() {
   found.single_issuer = ScratchRing(IORING_SETUP_SINGLE_ISSUER).ok();
   found.defer_taskrun =
       found.single_issuer && ScratchRing(IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN).ok();
+  // Tried, not assumed: before 5.11, or where a security policy forbids it,
+  // an unprivileged SQPOLL ring is refused (-EPERM).
+  found.sqpoll = ScratchRing(IORING_SETUP_SQPOLL).ok();
   found.multishot_accept = probe_multishot_accept(plain);
   ScratchBufRing bufs;
   found.bufring = probe_bufring(plain, bufs);
@@ -213,57 +228,90 @@ Features probe_kernel() {
   return found;
 }
 
-bool parse_switches(std::string_view text, Features& wanted, std::string& error) {
-  wanted = Features::all();
-  if (text.empty() || text == "all") return true;
-  // Profiles keep what a kernel generation offered, so a 6.18 machine can
-  // show what an older kernel would have cost.
-  if (text == "5.10") {
-    wanted = Features{};
-    return true;
-  }
-  if (text == "5.19") {
+namespace {
+
+// Profiles keep what a kernel generation offered, so a 6.18 machine can show
+// what an older kernel would have cost. None turns sqpoll on.
+bool apply_profile(std::string_view name, Features& wanted) {
+  if (name == "all" || name == "6.1") {
+    wanted = Features::all();
+  } else if (name == "6.0") {
+    wanted = Features::all();
+    wanted.defer_taskrun = false;
+  } else if (name == "5.19") {
     wanted = Features{};
     wanted.coop_taskrun = true;
     wanted.multishot_accept = true;
-    return true;
-  }
-  if (text == "6.0") {
-    wanted.defer_taskrun = false;
-    return true;
-  }
-  if (text == "6.1") return true;
-  size_t start = 0;
-  while (start <= text.size()) {
-    size_t comma = text.find(',', start);
-    if (comma == std::string_view::npos) comma = text.size();
-    const std::string_view name = text.substr(start, comma - start);
-    if (name == "no-defer-taskrun") {
-      wanted.defer_taskrun = false;
-    } else if (name == "no-coop-taskrun") {
-      wanted.coop_taskrun = false;
-    } else if (name == "no-single-issuer") {
-      wanted.single_issuer = false;
-      wanted.defer_taskrun = false;
-    } else if (name == "no-multishot") {
-      wanted.multishot_accept = false;
-      wanted.multishot_recv = false;
-    } else if (name == "no-multishot-accept") {
-      wanted.multishot_accept = false;
-    } else if (name == "no-multishot-recv") {
-      wanted.multishot_recv = false;
-    } else if (name == "no-bufring") {
-      wanted.bufring = false;
-      wanted.multishot_recv = false;
-    } else {
-      error = "unknown --uring switch '" + std::string(name) +
-              "' (profiles: 5.10, 5.19, 6.0, 6.1, all; switches: no-defer-taskrun, no-coop-taskrun, "
-              "no-single-issuer, no-multishot, no-multishot-accept, no-multishot-recv, no-bufring)";
-      return false;
-    }
-    start = comma + 1;
+  } else if (name == "5.10") {
+    wanted = Features{};
+  } else {
+    return false;
   }
   return true;
+}
+
+bool apply_switch(std::string_view name, Features& wanted) {
+  if (name == "sqpoll") {
+    wanted.sqpoll = true;
+  } else if (name == "no-defer-taskrun") {
+    wanted.defer_taskrun = false;
+  } else if (name == "no-coop-taskrun") {
+    wanted.coop_taskrun = false;
+  } else if (name == "no-single-issuer") {
+    wanted.single_issuer = false;
+    wanted.defer_taskrun = false;
+  } else if (name == "no-multishot") {
+    wanted.multishot_accept = false;
+    wanted.multishot_recv = false;
+  } else if (name == "no-multishot-accept") {
+    wanted.multishot_accept = false;
+  } else if (name == "no-multishot-recv") {
+    wanted.multishot_recv = false;
+  } else if (name == "no-bufring") {
+    wanted.bufring = false;
+    wanted.multishot_recv = false;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+constexpr const char* names_help =
+    " (a profile first, optional: 5.10, 5.19, 6.0, 6.1, all; then any of sqpoll, no-defer-taskrun, "
+    "no-coop-taskrun, no-single-issuer, no-multishot, no-multishot-accept, no-multishot-recv, no-bufring)";
+
+}  // namespace
+
+bool parse_switches(std::string_view text, Features& wanted, std::string& error) {
+  wanted = Features::all();
+  if (text.empty()) return true;
+  for (std::size_t start = 0, index = 0;; ++index) {
+    std::size_t comma = text.find(',', start);
+    if (comma == std::string_view::npos) comma = text.size();
+    const std::string_view name = text.substr(start, comma - start);
+    Features profile;
+    if (apply_profile(name, profile)) {
+      if (index > 0) {
+        error = "--uring: the profile '" + std::string(name) + "' must come first" + names_help;
+        return false;
+      }
+      wanted = profile;
+    } else if (!apply_switch(name, wanted)) {
+      error = name.empty() ? std::string("--uring: empty item in '") + std::string(text) + "'" + names_help
+                           : "unknown --uring switch '" + std::string(name) + "'" + names_help;
+      return false;
+    }
+    if (comma == text.size()) return true;
+    start = comma + 1;
+  }
+}
+
+std::string unavailable_note(const Features& wanted, const Features& kernel) {
+  if (wanted.sqpoll && !kernel.sqpoll) {
+    return "--uring sqpoll: this kernel or user may not create an SQPOLL ring (io_uring_setup refused "
+           "IORING_SETUP_SQPOLL); running without it";
+  }
+  return "";
 }
 
 }  // namespace ringhttp::uring

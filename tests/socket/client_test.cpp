@@ -62,6 +62,12 @@ class JsonReport {
     EXPECT_EQ(error, simdjson::SUCCESS) << pointer << " in " << text_;
     return value;
   }
+  std::string text(const char* pointer) const {
+    std::string_view value;
+    const auto error = doc_.at_pointer(pointer).get(value);
+    EXPECT_EQ(error, simdjson::SUCCESS) << pointer << " in " << text_;
+    return std::string(value);
+  }
   bool has(const char* key) const { return doc_[key].error() == simdjson::SUCCESS; }
   bool is_null(const char* pointer) const { return doc_.at_pointer(pointer).is_null(); }
 
@@ -163,13 +169,19 @@ TEST_F(ClientAgainstServer, connection_close_from_the_server_is_followed_by_reco
 TEST_F(ClientAgainstServer, every_uring_profile_receives_every_response_small_and_large) {
   // 5.10 and 5.19 (no buffer rings): single receives into each connection's
   // own buffer; no-multishot-recv: single receives with buffer select; 6.0:
-  // multishot receive into the buffer ring; all: 6.0 plus defer-taskrun.
-  for (const char* profile : {"5.10", "5.19", "no-multishot-recv", "6.0", "all"}) {
+  // multishot receive into the buffer ring; all: 6.0 plus defer-taskrun;
+  // sqpoll: a poller thread submits (on the worker's CPU), with and without
+  // the 5.10 set.
+  for (const std::string profile : {"5.10", "5.19", "no-multishot-recv", "6.0", "all", "sqpoll", "5.10,sqpoll"}) {
     SCOPED_TRACE(profile);
     const ClientRun small =
         run_client({"-n", "300", "-c", "3", "-p", "4", "--uring", profile, "--json", url(server, "/plaintext")});
     ASSERT_EQ(small.exit_code, 0) << small.err;
-    EXPECT_EQ(JsonReport(small).number("/requests"), 300u);
+    const JsonReport small_report(small);
+    EXPECT_EQ(small_report.number("/requests"), 300u);
+    const bool sqpoll_asked = profile.find("sqpoll") != std::string::npos;
+    EXPECT_EQ(small_report.text("/environment/uring").find("sqpoll") != std::string::npos, sqpoll_asked)
+        << small_report.text("/environment/uring");
     // 100,000-byte bodies span many receive buffers.
     const ClientRun large =
         run_client({"-n", "40", "-c", "2", "--uring", profile, "--json", url(server, "/stream?bytes=100000")});
