@@ -47,12 +47,13 @@ char* append(char* p, std::string_view s) {
 void Connection::on_request_headers(const http::RequestHead& head) { shard->on_request_headers(*this, head); }
 bool Connection::on_request(const http::RequestHead& head) { return shard->on_request(*this, head); }
 
-Shard::Shard(const Options& options, int index, int listen_fd, const uring::Features& features, ShardCounters& counters,
-             std::span<const ShardCounters* const> all_shards)
+Shard::Shard(const Options& options, int index, int listen_fd, const uring::Features& features, const SendPath& send,
+             ShardCounters& counters, std::span<const ShardCounters* const> all_shards)
     : options_(options),
       index_(index),
       listen_fd_(listen_fd),
       features_(features),
+      send_(send),
       counters_(counters),
       all_shards_(all_shards) {
   limits_.header_bytes_max = options.header_bytes_max;
@@ -622,8 +623,24 @@ void Shard::flush(Connection& conn) {
   conn.send_bytes_left = total;
   conn.send_retires = retires;
   conn.send_stream_bytes = stream_bytes;
+  submit_send(conn);
+}
+
+// One send of what conn.msg's cursor still covers, by the shard's send path.
+void Shard::submit_send(Connection& conn) {
+  assert(!conn.send_inflight);
+  assert(conn.msg.msg_iovlen > 0);
   io_uring_sqe* sqe = ring_.sqe();
-  io_uring_prep_sendmsg(sqe, conn.fd, &conn.msg, MSG_NOSIGNAL);
+  switch (send_.mode) {
+    case SendMode::writev:
+      // writev takes no MSG_NOSIGNAL: a write to a socket whose peer has
+      // gone raises SIGPIPE, which server/main.cpp ignores process-wide, so
+      // it fails with -EPIPE as a sendmsg would. The offset must be 0: a
+      // socket has no file position (sock_write_iter refuses any other).
+      io_uring_prep_writev(sqe, conn.fd, conn.msg.msg_iov, unsigned(conn.msg.msg_iovlen), 0);
+      break;
+    case SendMode::sendmsg: io_uring_prep_sendmsg(sqe, conn.fd, &conn.msg, MSG_NOSIGNAL); break;
+  }
   sqe->user_data = tag(Op::send, conn);
   conn.send_inflight = true;
   ++conn.inflight;
@@ -660,12 +677,7 @@ void Shard::on_send(Connection& conn, std::int32_t res) {
       }
     }
     conn.send_bytes_left -= std::uint64_t(res);
-    io_uring_sqe* sqe = ring_.sqe();
-    io_uring_prep_sendmsg(sqe, conn.fd, &conn.msg, MSG_NOSIGNAL);
-    sqe->user_data = tag(Op::send, conn);
-    conn.send_inflight = true;
-    ++conn.inflight;
-    counters_.sends.add();
+    submit_send(conn);
     return;
   }
   retire_sent(conn);

@@ -24,6 +24,11 @@
 
 namespace ringhttp::server {
 
+// The send operation every connection of a shard uses, settled at start-up.
+struct SendPath {
+  SendMode mode = SendMode::sendmsg;
+};
+
 class Shard {
  public:
   // Provided receive buffers per shard and their size. A request is far
@@ -35,8 +40,8 @@ class Shard {
   static constexpr std::uint32_t accept_backoff_ms = 100;  // after EMFILE/ENFILE
   static constexpr std::uint8_t enobufs_in_a_row_max = 8;  // then wait for the tick
 
-  Shard(const Options& options, int index, int listen_fd, const uring::Features& features, ShardCounters& counters,
-        std::span<const ShardCounters* const> all_shards);
+  Shard(const Options& options, int index, int listen_fd, const uring::Features& features, const SendPath& send,
+        ShardCounters& counters, std::span<const ShardCounters* const> all_shards);
   ~Shard();
   Shard(const Shard&) = delete;
   Shard& operator=(const Shard&) = delete;
@@ -79,6 +84,7 @@ class Shard {
   void finish_response(Connection& conn, PendingResponse& r, std::uint64_t content_length, bool close,
                        bool http10_keep_alive);
   void flush(Connection& conn);
+  void submit_send(Connection& conn);
   void on_send(Connection& conn, std::int32_t res);
   void retire_sent(Connection& conn);
 
@@ -95,6 +101,7 @@ class Shard {
   const int index_;
   const int listen_fd_;
   const uring::Features features_;
+  const SendPath send_;
   ShardCounters& counters_;
   const std::span<const ShardCounters* const> all_shards_;
   http::RequestParser::Limits limits_;
