@@ -51,6 +51,15 @@ int run(const server::Options& options) {
 
   server::SendPath send;
   send.mode = options.send_mode;
+  if (send.mode == server::SendMode::zc) {
+    const uring::ZeroCopySend zc = uring::probe_zero_copy_send();
+    if (zc.available) {
+      send.zc_report_usage = zc.report_usage;
+    } else {
+      std::fprintf(stderr, "server: --send zc: %s; sending with sendmsg instead\n", zc.why_not.c_str());
+      send.mode = server::SendMode::sendmsg;
+    }
+  }
 
   const std::size_t shard_count = std::size_t(options.shards);
   std::vector<std::unique_ptr<server::ShardCounters>> counters;

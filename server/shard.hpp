@@ -27,6 +27,7 @@ namespace ringhttp::server {
 // The send operation every connection of a shard uses, settled at start-up.
 struct SendPath {
   SendMode mode = SendMode::sendmsg;
+  bool zc_report_usage = false;  // zc notifications say whether the kernel copied (6.2)
 };
 
 class Shard {
@@ -85,8 +86,11 @@ class Shard {
                        bool http10_keep_alive);
   void flush(Connection& conn);
   void submit_send(Connection& conn);
-  void on_send(Connection& conn, std::int32_t res);
+  void on_send(Connection& conn, std::int32_t res, std::uint32_t flags);
+  void on_send_notification(Connection& conn, std::int32_t res);
+  void after_output_progress(Connection& conn);
   void retire_sent(Connection& conn);
+  void release_written(Connection& conn);
 
   void begin_drain(Connection& conn);
   void maybe_finish_drain(Connection& conn);

@@ -34,6 +34,19 @@ struct Features {
   std::string describe() const;
 };
 
+// Zero-copy send (IORING_OP_SENDMSG_ZC, 6.1). Not a --uring feature: it
+// changes no ring setup, and the server's --send zc is what asks for it.
+struct ZeroCopySend {
+  bool available = false;
+  bool report_usage = false;  // IORING_SEND_ZC_REPORT_USAGE (6.2) accepted
+  std::string why_not;        // when not available, for the fallback's stderr line
+};
+
+// Tries one zero-copy sendmsg on a loopback TCP pair (AF_UNIX sockets do not
+// take zero-copy sends) and waits for its notification; with usage
+// reporting first, then without.
+ZeroCopySend probe_zero_copy_send();
+
 // Probes the running kernel by really trying each feature on a scratch ring
 // and scratch sockets. Throws std::runtime_error when io_uring itself or an
 // opcode ringhttp cannot do without is missing.

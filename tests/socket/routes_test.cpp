@@ -126,9 +126,9 @@ TEST_P(Routes, other_method_on_a_known_path_is_405_with_allow_get_head) {
 TEST_P(Routes, metrics_exposes_the_documented_counters) {
   round_trip(connection, get("/plaintext"));
   const Metrics metrics = scrape_metrics(server.port());
-  for (const std::string& name :
-       {metric::requests, metric::accepted, metric::active, metric::closed, metric::sends, metric::sends_short,
-        metric::cancellations, metric::bytes_received, metric::bytes_sent}) {
+  for (const std::string& name : {metric::requests, metric::accepted, metric::active, metric::closed, metric::sends,
+                                  metric::sends_short, metric::cancellations, metric::bytes_received,
+                                  metric::bytes_sent, metric::zc_notifications, metric::zc_copied}) {
     EXPECT_TRUE(metrics.has(name)) << name << " missing";
   }
   EXPECT_GE(metrics.value(metric::requests), 1);

@@ -10,7 +10,7 @@
 
 namespace socket_test {
 
-inline const std::vector<std::string> send_modes = {"writev", "sendmsg"};
+inline const std::vector<std::string> send_modes = {"writev", "sendmsg", "zc"};
 
 inline std::string send_mode_test_name(const testing::TestParamInfo<std::string>& param_info) {
   return param_info.param;
