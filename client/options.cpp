@@ -33,7 +33,7 @@ constexpr const char* usage_text =
     "      --expect-status L   accepted statuses, e.g. 200,204 (default any 2xx)\n"
     "      --expect-body S     every response body must equal S\n"
     "      --expect-body-file PATH  every response body must equal this file's bytes\n"
-    "      --uring LIST        io_uring profile (5.10, 5.19, 6.0, 6.1, all) or no-FEATURE switches\n"
+    "      --uring LIST        [profile,]switches: 5.10, 5.19, 6.0, 6.1 or all, then no-FEATURE and/or sqpoll\n"
     "      --json              the report as one JSON object on stdout (text goes to stderr)\n"
     "      --hdr-out FILE      latency distribution in HdrHistogram's .hgrm text format\n"
     "      --hdr-log FILE      HdrHistogram interval log (V2 compressed) of the measured window\n"

@@ -184,6 +184,9 @@ int run(const Options& options) {
     return 1;
   }
   uring::Features features = kernel.intersect(options.wanted_features);
+  if (const std::string note = uring::unavailable_note(options.wanted_features, kernel); !note.empty()) {
+    std::fprintf(stderr, "client: %s\n", note.c_str());
+  }
   features.multishot_accept = false;  // the client accepts nothing: do not report it as in use
   if (options.server_pid != 0 && !other_process_cpu_ns(options.server_pid)) {
     std::fprintf(stderr, "client: --server-pid %d: no such process (cannot read /proc/%d/stat)\n", options.server_pid,

@@ -67,7 +67,7 @@ bool Worker::setup() {
   // every request late by up to that much, which corrected latency counts.
   if (options_.rate > 0) ::prctl(PR_SET_TIMERSLACK, timer_slack_ns, 0, 0, 0);
   // Created here, on the thread that will be its only submitter.
-  if (const int rc = ring_.init(options_.ring_entries, features_); rc < 0) {
+  if (const int rc = ring_.init(options_.ring_entries, features_, plan_.cpu); rc < 0) {
     error_ = std::string("io_uring setup: ") + std::strerror(-rc);
     return false;
   }

@@ -56,7 +56,9 @@ struct Connection final : http::RequestEvents {
   std::uint32_t generation = 0;
   int fd = -1;
   ConnState state = ConnState::free;
-  std::uint16_t inflight = 0;  // operations whose last completion has not arrived
+  // Completions still to come: operations in flight, and the notification
+  // of each zero-copy send whose result has arrived but not its notification.
+  std::uint32_t inflight = 0;
   bool recv_armed = false;
   bool send_inflight = false;
   bool input_paused = false;    // parser paused or queue full: no parsing, no reading
@@ -74,13 +76,20 @@ struct Connection final : http::RequestEvents {
   http::RequestParser parser;
   OutputQueue<responses_max> out;
 
-  // The send in flight: its iovecs, a cursor advanced by short writes, and
-  // what its completion retires.
+  // The send batch in progress: its iovecs, a cursor advanced by short
+  // writes, and what it retires once written. The kernel has consumed the
+  // msghdr and iovecs by the time a send's SQE is consumed
+  // (IORING_FEAT_SUBMIT_STABLE), and they are left alone until its result;
+  // the bytes they point at must stay unchanged until a zero-copy send's
+  // notification too, so written responses stay queued (`written_responses`)
+  // until no notification is pending.
   msghdr msg{};
   std::array<iovec, iovecs_max> iov{};
-  std::uint64_t send_bytes_left = 0;
-  std::uint32_t send_retires = 0;       // whole responses the send carries
-  std::uint64_t send_stream_bytes = 0;  // bytes of a stream left in progress at its end
+  std::uint64_t send_bytes_left = 0;           // 0 once the whole batch is written
+  std::uint32_t send_retires = 0;              // whole responses the send carries
+  std::uint64_t send_stream_bytes = 0;         // bytes of a stream left in progress at its end
+  std::uint32_t written_responses = 0;         // at the front of `out`: written, not yet released
+  std::uint32_t zc_notifications_pending = 0;  // zero-copy sends whose result came but not their notification
 
   std::array<InputChunk, held_chunks_max> held{};
   std::uint32_t held_head = 0;

@@ -82,6 +82,13 @@ void render_metrics(std::span<const ShardCounters* const> shards, std::string& o
           [](const ShardCounters& c) -> const metrics::Counter& { return c.stale_completions; });
   counter("ringhttp_sq_full_flushes_total", "Times a full submission queue was flushed to make room.",
           [](const ShardCounters& c) -> const metrics::Counter& { return c.sq_full_flushes; });
+  counter("ringhttp_zc_notifications_total",
+          "Zero-copy send notifications: the kernel let go of a send's pages (one per send with --send zc).",
+          [](const ShardCounters& c) -> const metrics::Counter& { return c.zc_notifications; });
+  counter("ringhttp_zc_copied_total",
+          "Zero-copy sends whose data the kernel copied anyway (IORING_NOTIF_USAGE_ZC_COPIED, as on loopback; "
+          "counted where the kernel reports it, 6.2 on).",
+          [](const ShardCounters& c) -> const metrics::Counter& { return c.zc_copied; });
 }
 
 }  // namespace ringhttp::server

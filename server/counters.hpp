@@ -63,6 +63,8 @@ struct ShardCounters {
   Counter input_overflow;
   Counter stale_completions;
   Counter sq_full_flushes;
+  Counter zc_notifications;
+  Counter zc_copied;
 };
 
 // Renders the sum over `shards` in Prometheus text format into `out`.

@@ -10,6 +10,7 @@
 #include <latch>
 #include <memory>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "core/alloc/allocator_name.hpp"
@@ -34,15 +35,31 @@ int run(const server::Options& options) {
     return 1;
   }
   const uring::Features features = kernel.intersect(options.wanted_features);
+  if (const std::string note = uring::unavailable_note(options.wanted_features, kernel); !note.empty()) {
+    std::fprintf(stderr, "server: %s\n", note.c_str());
+  }
 
-  // Signals are taken by sigwait() in this thread only; SIGPIPE never kills
-  // us (sends also pass MSG_NOSIGNAL).
+  // Signals are taken by sigwait() in this thread only. SIGPIPE is ignored
+  // process-wide: sendmsg passes MSG_NOSIGNAL, but --send writev cannot, and
+  // a writev to a socket whose peer has gone must fail with EPIPE, not kill us.
   sigset_t stop_signals;
   sigemptyset(&stop_signals);
   sigaddset(&stop_signals, SIGTERM);
   sigaddset(&stop_signals, SIGINT);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
   signal(SIGPIPE, SIG_IGN);
+
+  server::SendPath send;
+  send.mode = options.send_mode;
+  if (send.mode == server::SendMode::zc) {
+    const uring::ZeroCopySend zc = uring::probe_zero_copy_send();
+    if (zc.available) {
+      send.zc_report_usage = zc.report_usage;
+    } else {
+      std::fprintf(stderr, "server: --send zc: %s; sending with sendmsg instead\n", zc.why_not.c_str());
+      send.mode = server::SendMode::sendmsg;
+    }
+  }
 
   const std::size_t shard_count = std::size_t(options.shards);
   std::vector<std::unique_ptr<server::ShardCounters>> counters;
@@ -63,7 +80,7 @@ int run(const server::Options& options) {
       return 1;
     }
     if (i == 0) net::bound_address(fd, address);
-    shards.push_back(std::make_unique<server::Shard>(options, int(i), fd, features, *counters[i], all_counters));
+    shards.push_back(std::make_unique<server::Shard>(options, int(i), fd, features, send, *counters[i], all_counters));
   }
 
   std::latch ready{std::ptrdiff_t(shard_count)};
@@ -82,9 +99,9 @@ int run(const server::Options& options) {
     return 1;
   }
 
-  std::printf("ringhttp %s listening on %s shards=%zu cpus=%s allocator=%s uring=%s\n", RINGHTTP_VERSION,
+  std::printf("ringhttp %s listening on %s shards=%zu cpus=%s allocator=%s uring=%s send=%s\n", RINGHTTP_VERSION,
               address.to_string().c_str(), shard_count, net::format_cpu_list(options.cpus).c_str(),
-              alloc::allocator_name(), features.describe().c_str());
+              alloc::allocator_name().c_str(), features.describe().c_str(), server::send_mode_name(send.mode));
   std::fflush(stdout);
 
   int signal_number = 0;

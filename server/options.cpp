@@ -20,7 +20,9 @@ constexpr const char* usage_text =
     "  --port N                  TCP port (default 8080; 0 picks a free port shared by all shards)\n"
     "  --shards N                shard threads (default: number of online CPUs)\n"
     "  --cpus LIST               CPUs to pin shards to, e.g. 0,1 or 0-3 (default 0..N-1)\n"
-    "  --uring LIST              profile (5.10, 5.19, 6.0, 6.1, all) or no-FEATURE switches\n"
+    "  --uring LIST              [profile,]switches: profile 5.10, 5.19, 6.0, 6.1 or all (default),\n"
+    "                            then no-FEATURE switches and/or sqpoll, e.g. 5.19,sqpoll\n"
+    "  --send MODE               writev, sendmsg (default) or zc (IORING_OP_SENDMSG_ZC)\n"
     "  --header-bytes-max N      request line + headers limit, 431 beyond (default 8192)\n"
     "  --body-bytes-max N        request body limit, 413 beyond (default 1048576)\n"
     "  --header-timeout-ms N     time allowed for a header section, 408 beyond (default 10000)\n"
@@ -31,7 +33,26 @@ constexpr const char* usage_text =
     "  --ring-entries N          io_uring SQ entries per shard (default 1024)\n"
     "  --help, --version\n";
 
+bool parse_send_mode(std::string_view text, SendMode& out) {
+  for (const SendMode mode : {SendMode::writev, SendMode::sendmsg, SendMode::zc}) {
+    if (text == send_mode_name(mode)) {
+      out = mode;
+      return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace
+
+const char* send_mode_name(SendMode mode) {
+  switch (mode) {
+    case SendMode::writev: return "writev";
+    case SendMode::sendmsg: return "sendmsg";
+    case SendMode::zc: return "zc";
+  }
+  return "unknown";
+}
 
 ParseOutcome parse_options(int argc, char** argv, Options& out) {
   std::string host = "127.0.0.1";
@@ -76,6 +97,10 @@ ParseOutcome parse_options(int argc, char** argv, Options& out) {
       std::string error;
       if (!uring::parse_switches(value, out.wanted_features, error)) return fail(error);
       out.uring_text = std::string(value);
+    } else if (flag == "--send") {
+      if (!parse_send_mode(value, out.send_mode)) {
+        return fail("bad value '" + std::string(value) + "' for --send (writev, sendmsg or zc)");
+      }
     } else if (flag == "--header-bytes-max") {
       ok = parse_number<std::uint32_t>(value, 256, 1 << 20, out.header_bytes_max);
     } else if (flag == "--body-bytes-max") {

@@ -10,12 +10,24 @@
 
 namespace ringhttp::server {
 
+// How a connection's corked output is handed to the kernel (--send). Each
+// takes the same iovecs and resumes a short write the same way.
+enum class SendMode : std::uint8_t {
+  writev,   // IORING_OP_WRITEV on the socket
+  sendmsg,  // IORING_OP_SENDMSG with MSG_NOSIGNAL (the default)
+  zc,       // IORING_OP_SENDMSG_ZC (6.1): pages pinned, not copied; a
+            // notification completion follows the result
+};
+
+const char* send_mode_name(SendMode mode);
+
 struct Options {
   net::Address address;
   int shards = 0;  // 0: one per online CPU
   std::vector<int> cpus;
   uring::Features wanted_features = uring::Features::all();
   std::string uring_text = "all";
+  SendMode send_mode = SendMode::sendmsg;  // as asked; zc falls back to sendmsg where the kernel lacks it
 
   std::uint32_t header_bytes_max = 8192;        // 431 beyond; nginx's default large buffer is 8 KiB
   std::uint64_t body_bytes_max = 1 << 20;       // 413 beyond; nginx's client_max_body_size default

@@ -7,8 +7,9 @@
 
 namespace ringhttp::server {
 
-SendBatch build_send_batch(const OutputQueue<Connection::responses_max>& out, std::string_view date_line,
-                           std::span<iovec> iov) {
+SendBatch build_send_batch(const OutputQueue<Connection::responses_max>& out, std::size_t first,
+                           std::string_view date_line, std::span<iovec> iov) {
+  assert(first <= out.size());
   SendBatch b;
   auto add = [&](const char* data, std::size_t len) {
     if (len == 0) return;
@@ -16,7 +17,7 @@ SendBatch build_send_batch(const OutputQueue<Connection::responses_max>& out, st
     iov[b.iovecs++] = iovec{const_cast<char*>(data), len};
     b.bytes += len;
   };
-  for (std::size_t i = 0; i < out.size(); ++i) {
+  for (std::size_t i = first; i < out.size(); ++i) {
     const PendingResponse& r = out.at(i);
     if (!r.head_sent) {
       add(r.head.data(), r.head.size());

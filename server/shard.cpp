@@ -47,12 +47,13 @@ char* append(char* p, std::string_view s) {
 void Connection::on_request_headers(const http::RequestHead& head) { shard->on_request_headers(*this, head); }
 bool Connection::on_request(const http::RequestHead& head) { return shard->on_request(*this, head); }
 
-Shard::Shard(const Options& options, int index, int listen_fd, const uring::Features& features, ShardCounters& counters,
-             std::span<const ShardCounters* const> all_shards)
+Shard::Shard(const Options& options, int index, int listen_fd, const uring::Features& features, const SendPath& send,
+             ShardCounters& counters, std::span<const ShardCounters* const> all_shards)
     : options_(options),
       index_(index),
       listen_fd_(listen_fd),
       features_(features),
+      send_(send),
       counters_(counters),
       all_shards_(all_shards) {
   limits_.header_bytes_max = options.header_bytes_max;
@@ -96,8 +97,9 @@ bool Shard::setup() {
     return false;
   }
   // The ring is created here, on the thread that will be its only submitter
-  // (SINGLE_ISSUER, DEFER_TASKRUN).
-  if (const int rc = ring_.init(options_.ring_entries, features_); rc < 0) {
+  // (SINGLE_ISSUER, DEFER_TASKRUN), and its SQPOLL thread, if any, is bound
+  // to this shard's CPU.
+  if (const int rc = ring_.init(options_.ring_entries, features_, cpu); rc < 0) {
     error_ = std::string("io_uring setup: ") + std::strerror(-rc);
     return false;
   }
@@ -159,7 +161,11 @@ void Shard::dispatch(const uring::Completion& c) {
   }
   switch (t.op) {
     case Op::recv: return on_recv(conn, c.res, c.flags);
-    case Op::send: return on_send(conn, c.res);
+    case Op::send:
+      // A zero-copy send completes twice under the same tag: its result,
+      // then (when the result says IORING_CQE_F_MORE) its notification.
+      if ((c.flags & IORING_CQE_F_NOTIF) != 0) return on_send_notification(conn, c.res);
+      return on_send(conn, c.res, c.flags);
     case Op::shutdown: return on_shutdown(conn, c.res);
     case Op::cancel:
       assert(conn.inflight > 0);
@@ -328,7 +334,9 @@ void Shard::open_connection(int fd) {
   ++conn.generation;
   conn.fd = fd;
   conn.state = ConnState::open;
-  conn.inflight = 0;
+  assert(conn.inflight == 0 && conn.zc_notifications_pending == 0);
+  conn.send_bytes_left = 0;
+  conn.written_responses = 0;
   conn.recv_armed = conn.send_inflight = conn.input_paused = conn.peer_eof = false;
   conn.metrics_queued = conn.rearm_recv = false;
   conn.enobufs_in_a_row = 0;
@@ -570,11 +578,15 @@ void Shard::queue_error(Connection& conn, int status) {
 // Output: one send per connection in flight, built from where bytes live.
 
 void Shard::flush(Connection& conn) {
-  if (conn.send_inflight || conn.out.empty() || conn.state == ConnState::closing ||
+  // Responses already written (and waiting for a zero-copy notification
+  // before they leave the queue) are not sent again: the batch starts after
+  // them.
+  if (conn.send_inflight || conn.out.size() == conn.written_responses || conn.state == ConnState::closing ||
       conn.state == ConnState::lingering) {
     return;
   }
-  const auto [n, total, retires, stream_bytes] = build_send_batch(conn.out, date_.line(), conn.iov);
+  const auto [n, total, retires, stream_bytes] =
+      build_send_batch(conn.out, conn.written_responses, date_.line(), conn.iov);
   assert(total > 0);
   conn.msg = msghdr{};
   conn.msg.msg_iov = conn.iov.data();
@@ -582,19 +594,51 @@ void Shard::flush(Connection& conn) {
   conn.send_bytes_left = total;
   conn.send_retires = retires;
   conn.send_stream_bytes = stream_bytes;
+  submit_send(conn);
+}
+
+// One send of what conn.msg's cursor still covers, by the shard's send path.
+void Shard::submit_send(Connection& conn) {
+  assert(!conn.send_inflight);
+  assert(conn.msg.msg_iovlen > 0);
   io_uring_sqe* sqe = ring_.sqe();
-  io_uring_prep_sendmsg(sqe, conn.fd, &conn.msg, MSG_NOSIGNAL);
+  switch (send_.mode) {
+    case SendMode::writev:
+      // writev takes no MSG_NOSIGNAL: a write to a socket whose peer has
+      // gone raises SIGPIPE, which server/main.cpp ignores process-wide, so
+      // it fails with -EPIPE as a sendmsg would. The offset must be 0: a
+      // socket has no file position (sock_write_iter refuses any other).
+      io_uring_prep_writev(sqe, conn.fd, conn.msg.msg_iov, unsigned(conn.msg.msg_iovlen), 0);
+      break;
+    case SendMode::sendmsg: io_uring_prep_sendmsg(sqe, conn.fd, &conn.msg, MSG_NOSIGNAL); break;
+    case SendMode::zc:
+      // The kernel pins the pages instead of copying them: every byte the
+      // iovecs point at must stay as it is until this send's notification
+      // (release_written waits for it); the msghdr and iovecs themselves are
+      // consumed with the SQE (IORING_FEAT_SUBMIT_STABLE, 5.5) and left
+      // alone until the result anyway.
+      io_uring_prep_sendmsg_zc(sqe, conn.fd, &conn.msg, MSG_NOSIGNAL);
+      if (send_.zc_report_usage) sqe->ioprio |= IORING_SEND_ZC_REPORT_USAGE;
+      break;
+  }
   sqe->user_data = tag(Op::send, conn);
   conn.send_inflight = true;
   ++conn.inflight;
   counters_.sends.add();
 }
 
-void Shard::on_send(Connection& conn, std::int32_t res) {
+void Shard::on_send(Connection& conn, std::int32_t res, std::uint32_t flags) {
   assert(conn.send_inflight);
   assert(conn.inflight > 0);
   conn.send_inflight = false;
   --conn.inflight;
+  if ((flags & IORING_CQE_F_MORE) != 0) {
+    // A zero-copy send's notification is still to come, errors and cancels
+    // included: it keeps the slot (and the batch's bytes) until it arrives.
+    assert(send_.mode == SendMode::zc);
+    ++conn.zc_notifications_pending;
+    ++conn.inflight;
+  }
   if (res < 0) {
     abort(conn);  // EPIPE, ECONNRESET, or our own cancel: the peer is gone
     maybe_release(conn);
@@ -620,27 +664,47 @@ void Shard::on_send(Connection& conn, std::int32_t res) {
       }
     }
     conn.send_bytes_left -= std::uint64_t(res);
-    io_uring_sqe* sqe = ring_.sqe();
-    io_uring_prep_sendmsg(sqe, conn.fd, &conn.msg, MSG_NOSIGNAL);
-    sqe->user_data = tag(Op::send, conn);
-    conn.send_inflight = true;
-    ++conn.inflight;
-    counters_.sends.add();
+    // A zero-copy resumption may go before the earlier part's notification:
+    // it reads the same, unchanged bytes, and the cursor moved only within
+    // iovecs the kernel consumed with the earlier SQE.
+    submit_send(conn);
     return;
   }
+  conn.send_bytes_left = 0;
   retire_sent(conn);
+  after_output_progress(conn);
+}
+
+void Shard::on_send_notification(Connection& conn, std::int32_t res) {
+  // The kernel posts a notification after its send's result, never before.
+  assert(conn.zc_notifications_pending > 0);
+  assert(conn.inflight > 0);
+  --conn.zc_notifications_pending;
+  --conn.inflight;
+  counters_.zc_notifications.add();
+  if ((std::uint32_t(res) & IORING_NOTIF_USAGE_ZC_COPIED) != 0) counters_.zc_copied.add();
+  if (conn.state == ConnState::closing) return maybe_release(conn);
+  release_written(conn);
+  after_output_progress(conn);
+}
+
+// Room may have appeared in the queue: read again if reading waited for it,
+// send what is queued, close if draining is done.
+void Shard::after_output_progress(Connection& conn) {
   if (conn.state == ConnState::open && conn.input_paused && can_take_more(conn)) resume_input(conn);
   flush(conn);
   maybe_finish_drain(conn);
 }
 
+// The batch is wholly written: its whole responses join the written ones at
+// the front of the queue, and a stream left in progress moves on (its next
+// chunk comes from the static pattern block, so no byte a pending
+// notification covers is rewritten).
 void Shard::retire_sent(Connection& conn) {
-  for (std::uint32_t i = 0; i < conn.send_retires; ++i) {
-    if (conn.out.front().source == BodySource::metrics) conn.metrics_queued = false;
-    conn.out.pop();
-  }
+  conn.written_responses += conn.send_retires;
+  assert(conn.written_responses <= conn.out.size());
   if (conn.send_stream_bytes > 0) {
-    PendingResponse& r = conn.out.front();
+    PendingResponse& r = conn.out.at(conn.written_responses);
     assert(r.source == BodySource::stream);
     r.head_sent = true;
     r.stream_offset += conn.send_stream_bytes;
@@ -648,6 +712,22 @@ void Shard::retire_sent(Connection& conn) {
   }
   conn.send_retires = 0;
   conn.send_stream_bytes = 0;
+  release_written(conn);
+}
+
+// Written responses leave the queue (their slots, tail bytes, scratch bodies
+// and the metrics text become reusable) only when no zero-copy notification
+// is pending, so the kernel can no longer read them. Counting all pending
+// notifications rather than matching each to its batch makes that hold
+// whatever order notifications arrive in; in the other send modes none is
+// ever pending and responses leave as soon as they are written.
+void Shard::release_written(Connection& conn) {
+  if (conn.zc_notifications_pending > 0) return;
+  for (std::uint32_t i = 0; i < conn.written_responses; ++i) {
+    if (conn.out.front().source == BodySource::metrics) conn.metrics_queued = false;
+    conn.out.pop();
+  }
+  conn.written_responses = 0;
 }
 
 // ---------------------------------------------------------------------------
@@ -713,7 +793,10 @@ void Shard::abort(Connection& conn) {
 }
 
 void Shard::maybe_release(Connection& conn) {
+  // inflight counts pending zero-copy notifications: their bytes may still
+  // be read by the kernel until then, and some live in this slot.
   if (conn.state != ConnState::closing || conn.inflight > 0) return;
+  assert(conn.zc_notifications_pending == 0);
   ::close(conn.fd);
   while (conn.held_count > 0) {
     release_chunk(conn.held[conn.held_head]);
@@ -721,6 +804,7 @@ void Shard::maybe_release(Connection& conn) {
     --conn.held_count;
   }
   conn.out.clear();
+  conn.written_responses = 0;
   conn.fd = -1;
   conn.state = ConnState::free;
   conn.metrics_queued = false;

@@ -24,6 +24,12 @@
 
 namespace ringhttp::server {
 
+// The send operation every connection of a shard uses, settled at start-up.
+struct SendPath {
+  SendMode mode = SendMode::sendmsg;
+  bool zc_report_usage = false;  // zc notifications say whether the kernel copied (6.2)
+};
+
 class Shard {
  public:
   // Provided receive buffers per shard and their size. A request is far
@@ -35,8 +41,8 @@ class Shard {
   static constexpr std::uint32_t accept_backoff_ms = 100;  // after EMFILE/ENFILE
   static constexpr std::uint8_t enobufs_in_a_row_max = 8;  // then wait for the tick
 
-  Shard(const Options& options, int index, int listen_fd, const uring::Features& features, ShardCounters& counters,
-        std::span<const ShardCounters* const> all_shards);
+  Shard(const Options& options, int index, int listen_fd, const uring::Features& features, const SendPath& send,
+        ShardCounters& counters, std::span<const ShardCounters* const> all_shards);
   ~Shard();
   Shard(const Shard&) = delete;
   Shard& operator=(const Shard&) = delete;
@@ -79,8 +85,12 @@ class Shard {
   void finish_response(Connection& conn, PendingResponse& r, std::uint64_t content_length, bool close,
                        bool http10_keep_alive);
   void flush(Connection& conn);
-  void on_send(Connection& conn, std::int32_t res);
+  void submit_send(Connection& conn);
+  void on_send(Connection& conn, std::int32_t res, std::uint32_t flags);
+  void on_send_notification(Connection& conn, std::int32_t res);
+  void after_output_progress(Connection& conn);
   void retire_sent(Connection& conn);
+  void release_written(Connection& conn);
 
   void begin_drain(Connection& conn);
   void maybe_finish_drain(Connection& conn);
@@ -95,6 +105,7 @@ class Shard {
   const int index_;
   const int listen_fd_;
   const uring::Features features_;
+  const SendPath send_;
   ShardCounters& counters_;
   const std::span<const ShardCounters* const> all_shards_;
   http::RequestParser::Limits limits_;

@@ -7,10 +7,10 @@ packages=(meson ninja-build pkg-config g++ liburing-dev libsimdjson-dev libmimal
           libgtest-dev libbenchmark-dev node-llhttp libssl-dev zlib1g-dev
           clang libclang-rt-14-dev  # libFuzzer targets (tools/fuzz.sh)
           libhdrhistogram-java default-jre-headless  # --hdr-log is checked by HdrHistogram's own reader
-          nginx-light h2o nodejs python3)  # the benchmark's peers: tests/bench checks their workloads
+          nginx-light h2o nodejs python3  # the benchmark's peers: tests/bench checks their workloads
+          libjemalloc2 libtcmalloc-minimal4)  # preloaded by allocator_test and by the bench's --compare alloc
 if [[ "${1:-}" == "--bench" ]]; then
-  packages+=(wrk time procps util-linux gnuplot-nox
-            libjemalloc2 libtcmalloc-minimal4)  # --compare alloc preloads these
+  packages+=(wrk time procps util-linux gnuplot-nox)
 fi
 
 missing=()

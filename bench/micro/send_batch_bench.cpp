@@ -54,7 +54,7 @@ bool check(benchmark::State& state, const SendBatch& b, std::size_t iovecs, std:
 
 void run(benchmark::State& state, const Queue& out, const DateCache& date, Iovecs& iov) {
   for (auto _ : state) {
-    SendBatch b = build_send_batch(out, date.line(), iov);
+    SendBatch b = build_send_batch(out, 0, date.line(), iov);
     benchmark::DoNotOptimize(b);
     benchmark::ClobberMemory();  // the iovecs are read later, by the kernel
   }
@@ -69,7 +69,7 @@ void SendBatchPlaintext(benchmark::State& state) {
   Queue out;
   for (std::size_t i = 0; i < n; ++i) push_plaintext(out, framing);
   Iovecs iov{};
-  if (!check(state, build_send_batch(out, date.line(), iov), 4 * n, std::uint32_t(n))) return;
+  if (!check(state, build_send_batch(out, 0, date.line(), iov), 4 * n, std::uint32_t(n))) return;
   run(state, out, date, iov);
   ringhttp::bench::set_items(state, std::int64_t(n));
 }
@@ -90,7 +90,7 @@ void SendBatchStreamChunk(benchmark::State& state) {
   r.stream_offset = 0;
   r.stream_remaining = 1 << 20;
   Iovecs iov{};
-  if (!check(state, build_send_batch(out, date.line(), iov), 3 + Connection::stream_iovecs_max, 0)) return;
+  if (!check(state, build_send_batch(out, 0, date.line(), iov), 3 + Connection::stream_iovecs_max, 0)) return;
   run(state, out, date, iov);
   ringhttp::bench::set_items(state, 1);
 }

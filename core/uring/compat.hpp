@@ -14,3 +14,11 @@
 #ifndef IORING_RECV_MULTISHOT
 #define IORING_RECV_MULTISHOT (1U << 1)  // 6.0
 #endif
+#ifndef IORING_SEND_ZC_REPORT_USAGE
+// sqe->ioprio flag of a zero-copy send: its notification's res then says
+// whether the kernel copied the data after all (6.2).
+#define IORING_SEND_ZC_REPORT_USAGE (1U << 3)
+#endif
+#ifndef IORING_NOTIF_USAGE_ZC_COPIED
+#define IORING_NOTIF_USAGE_ZC_COPIED (1U << 31)  // in a zero-copy notification's res (6.2)
+#endif

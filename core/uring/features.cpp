@@ -148,7 +148,95 @@ bool probe_multishot_recv(ScratchRing& ring, ScratchBufRing& bufs) {
   return supported;
 }
 
+// A connected loopback TCP pair, blocking; both ends closed on destruction.
+class TcpPair {
+ public:
+  TcpPair() {
+    const int listener = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (listener < 0) return;
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof addr;
+    if (::bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 && ::listen(listener, 1) == 0 &&
+        ::getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
+      sender_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+      if (sender_ >= 0 && ::connect(sender_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0) {
+        receiver_ = ::accept4(listener, nullptr, nullptr, SOCK_CLOEXEC);
+      }
+    }
+    ::close(listener);
+  }
+  ~TcpPair() {
+    if (receiver_ >= 0) ::close(receiver_);
+    if (sender_ >= 0) ::close(sender_);
+  }
+  TcpPair(const TcpPair&) = delete;
+  TcpPair& operator=(const TcpPair&) = delete;
+  bool ok() const { return sender_ >= 0 && receiver_ >= 0; }
+  int sender() const { return sender_; }
+
+ private:
+  int sender_ = -1;
+  int receiver_ = -1;
+};
+
+// One byte by zero-copy sendmsg; returns the result's res once the
+// notification (if the result announced one) has arrived too.
+int try_zero_copy_send(ScratchRing& ring, int fd, bool report_usage) {
+  static char byte = 'z';
+  iovec iov{&byte, 1};
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  io_uring_sqe* sqe = io_uring_get_sqe(ring.get());
+  io_uring_prep_sendmsg_zc(sqe, fd, &msg, MSG_NOSIGNAL);
+  if (report_usage) sqe->ioprio |= IORING_SEND_ZC_REPORT_USAGE;
+  unsigned flags = 0;
+  const int res = ring.run_one(sqe, &flags);
+  if ((flags & IORING_CQE_F_MORE) == 0) return res;
+  // The iovec and the byte must outlive the notification, which on loopback
+  // comes once the byte is acknowledged: wait for it (bounded, in case).
+  __kernel_timespec wait{1, 0};
+  io_uring_cqe* cqe = nullptr;
+  while (io_uring_wait_cqe_timeout(ring.get(), &cqe, &wait) == 0) {
+    const bool notification = (cqe->flags & IORING_CQE_F_NOTIF) != 0;
+    io_uring_cqe_seen(ring.get(), cqe);
+    if (notification) break;
+  }
+  return res;
+}
+
 }  // namespace
+
+ZeroCopySend probe_zero_copy_send() {
+  ZeroCopySend out;
+  ScratchRing ring(0);
+  if (!ring.ok()) {
+    out.why_not = std::string("io_uring setup failed: ") + std::strerror(-ring.status());
+    return out;
+  }
+  io_uring_probe* probe = io_uring_get_probe_ring(ring.get());
+  const bool listed = probe != nullptr && io_uring_opcode_supported(probe, IORING_OP_SENDMSG_ZC);
+  if (probe != nullptr) io_uring_free_probe(probe);
+  if (!listed) {
+    out.why_not = "this kernel has no IORING_OP_SENDMSG_ZC (6.1)";
+    return out;
+  }
+  TcpPair pair;
+  if (!pair.ok()) {
+    out.why_not = "no loopback TCP connection to try it on";
+    return out;
+  }
+  // Usage reporting came a release later (6.2); without it a notification
+  // cannot say whether the kernel copied, but the send itself works.
+  int res = try_zero_copy_send(ring, pair.sender(), true);
+  out.report_usage = res == 1;
+  if (res == -EINVAL) res = try_zero_copy_send(ring, pair.sender(), false);
+  out.available = res == 1;
+  if (!out.available) out.why_not = std::string("a zero-copy sendmsg failed: ") + std::strerror(res < 0 ? -res : EIO);
+  return out;
+}
 
 Features Features::intersect(const Features& other) const {
   Features out;
@@ -158,6 +246,15 @@ Features Features::intersect(const Features& other) const {
   out.multishot_accept = multishot_accept && other.multishot_accept;
   out.bufring = bufring && other.bufring;
   out.multishot_recv = multishot_recv && other.multishot_recv && out.bufring;
+  out.sqpoll = sqpoll && other.sqpoll;
+  if (out.sqpoll) {
+    // io_uring_setup refuses DEFER_TASKRUN, COOP_TASKRUN and TASKRUN_FLAG
+    // with SQPOLL (-EINVAL): the poller thread issues the requests, so task
+    // work is not deferred to the submitter's next wait, and completions are
+    // signalled without an IPI anyway, which is what COOP_TASKRUN asks for.
+    out.defer_taskrun = false;
+    out.coop_taskrun = false;
+  }
   return out;
 }
 
@@ -174,6 +271,7 @@ std::string Features::describe() const {
   add(multishot_accept, "multishot-accept");
   add(multishot_recv, "multishot-recv");
   add(bufring, "bufring");
+  add(sqpoll, "sqpoll");
   if (out.empty()) out = "basic";
   return out;
 }
@@ -181,6 +279,8 @@ std::string Features::describe() const {
 std::uint32_t setup_flags(const Features& features) {
   std::uint32_t flags = IORING_SETUP_SUBMIT_ALL;
   if (features.single_issuer) flags |= IORING_SETUP_SINGLE_ISSUER;
+  // SQ_AFF and the poller's CPU are the ring's business (Ring::init).
+  if (features.sqpoll) flags |= IORING_SETUP_SQPOLL;
   if (features.defer_taskrun) {
     flags |= IORING_SETUP_DEFER_TASKRUN;
   } else if (features.coop_taskrun) {
@@ -210,6 +310,9 @@ Features probe_kernel() {
   found.single_issuer = ScratchRing(IORING_SETUP_SINGLE_ISSUER).ok();
   found.defer_taskrun =
       found.single_issuer && ScratchRing(IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN).ok();
+  // Tried, not assumed: before 5.11, or where a security policy forbids it,
+  // an unprivileged SQPOLL ring is refused (-EPERM).
+  found.sqpoll = ScratchRing(IORING_SETUP_SQPOLL).ok();
   found.multishot_accept = probe_multishot_accept(plain);
   ScratchBufRing bufs;
   found.bufring = probe_bufring(plain, bufs);
@@ -221,57 +324,90 @@ Features probe_kernel() {
   return found;
 }
 
-bool parse_switches(std::string_view text, Features& wanted, std::string& error) {
-  wanted = Features::all();
-  if (text.empty() || text == "all") return true;
-  // Profiles keep what a kernel generation offered, so a 6.18 machine can
-  // show what an older kernel would have cost.
-  if (text == "5.10") {
-    wanted = Features{};
-    return true;
-  }
-  if (text == "5.19") {
+namespace {
+
+// Profiles keep what a kernel generation offered, so a 6.18 machine can show
+// what an older kernel would have cost. None turns sqpoll on.
+bool apply_profile(std::string_view name, Features& wanted) {
+  if (name == "all" || name == "6.1") {
+    wanted = Features::all();
+  } else if (name == "6.0") {
+    wanted = Features::all();
+    wanted.defer_taskrun = false;
+  } else if (name == "5.19") {
     wanted = Features{};
     wanted.coop_taskrun = true;
     wanted.multishot_accept = true;
-    return true;
-  }
-  if (text == "6.0") {
-    wanted.defer_taskrun = false;
-    return true;
-  }
-  if (text == "6.1") return true;
-  size_t start = 0;
-  while (start <= text.size()) {
-    size_t comma = text.find(',', start);
-    if (comma == std::string_view::npos) comma = text.size();
-    const std::string_view name = text.substr(start, comma - start);
-    if (name == "no-defer-taskrun") {
-      wanted.defer_taskrun = false;
-    } else if (name == "no-coop-taskrun") {
-      wanted.coop_taskrun = false;
-    } else if (name == "no-single-issuer") {
-      wanted.single_issuer = false;
-      wanted.defer_taskrun = false;
-    } else if (name == "no-multishot") {
-      wanted.multishot_accept = false;
-      wanted.multishot_recv = false;
-    } else if (name == "no-multishot-accept") {
-      wanted.multishot_accept = false;
-    } else if (name == "no-multishot-recv") {
-      wanted.multishot_recv = false;
-    } else if (name == "no-bufring") {
-      wanted.bufring = false;
-      wanted.multishot_recv = false;
-    } else {
-      error = "unknown --uring switch '" + std::string(name) +
-              "' (profiles: 5.10, 5.19, 6.0, 6.1, all; switches: no-defer-taskrun, no-coop-taskrun, "
-              "no-single-issuer, no-multishot, no-multishot-accept, no-multishot-recv, no-bufring)";
-      return false;
-    }
-    start = comma + 1;
+  } else if (name == "5.10") {
+    wanted = Features{};
+  } else {
+    return false;
   }
   return true;
+}
+
+bool apply_switch(std::string_view name, Features& wanted) {
+  if (name == "sqpoll") {
+    wanted.sqpoll = true;
+  } else if (name == "no-defer-taskrun") {
+    wanted.defer_taskrun = false;
+  } else if (name == "no-coop-taskrun") {
+    wanted.coop_taskrun = false;
+  } else if (name == "no-single-issuer") {
+    wanted.single_issuer = false;
+    wanted.defer_taskrun = false;
+  } else if (name == "no-multishot") {
+    wanted.multishot_accept = false;
+    wanted.multishot_recv = false;
+  } else if (name == "no-multishot-accept") {
+    wanted.multishot_accept = false;
+  } else if (name == "no-multishot-recv") {
+    wanted.multishot_recv = false;
+  } else if (name == "no-bufring") {
+    wanted.bufring = false;
+    wanted.multishot_recv = false;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+constexpr const char* names_help =
+    " (a profile first, optional: 5.10, 5.19, 6.0, 6.1, all; then any of sqpoll, no-defer-taskrun, "
+    "no-coop-taskrun, no-single-issuer, no-multishot, no-multishot-accept, no-multishot-recv, no-bufring)";
+
+}  // namespace
+
+bool parse_switches(std::string_view text, Features& wanted, std::string& error) {
+  wanted = Features::all();
+  if (text.empty()) return true;
+  for (std::size_t start = 0, index = 0;; ++index) {
+    std::size_t comma = text.find(',', start);
+    if (comma == std::string_view::npos) comma = text.size();
+    const std::string_view name = text.substr(start, comma - start);
+    Features profile;
+    if (apply_profile(name, profile)) {
+      if (index > 0) {
+        error = "--uring: the profile '" + std::string(name) + "' must come first" + names_help;
+        return false;
+      }
+      wanted = profile;
+    } else if (!apply_switch(name, wanted)) {
+      error = name.empty() ? std::string("--uring: empty item in '") + std::string(text) + "'" + names_help
+                           : "unknown --uring switch '" + std::string(name) + "'" + names_help;
+      return false;
+    }
+    if (comma == text.size()) return true;
+    start = comma + 1;
+  }
+}
+
+std::string unavailable_note(const Features& wanted, const Features& kernel) {
+  if (wanted.sqpoll && !kernel.sqpoll) {
+    return "--uring sqpoll: this kernel or user may not create an SQPOLL ring (io_uring_setup refused "
+           "IORING_SETUP_SQPOLL); running without it";
+  }
+  return "";
 }
 
 }  // namespace ringhttp::uring

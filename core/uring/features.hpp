@@ -16,22 +16,55 @@ struct Features {
   bool multishot_accept = false;  // IORING_ACCEPT_MULTISHOT (5.19)
   bool multishot_recv = false;    // IORING_RECV_MULTISHOT (6.0), needs bufring
   bool bufring = false;           // registered provided-buffer rings (5.19)
+  // IORING_SETUP_SQPOLL (5.11 unprivileged): a kernel thread polls the SQ.
+  // Opt-in only: no profile turns it on, so `all` and every profile leave it
+  // off unless "sqpoll" is named. The kernel refuses it together with
+  // DEFER_TASKRUN and COOP_TASKRUN, so where it is on those two are off.
+  bool sqpoll = false;
 
-  static Features all() { return {true, true, true, true, true, true}; }
+  // Everything but sqpoll, which must be asked for.
+  static Features all() {
+    Features f;
+    f.single_issuer = f.defer_taskrun = f.coop_taskrun = true;
+    f.multishot_accept = f.multishot_recv = f.bufring = true;
+    return f;
+  }
   Features intersect(const Features& other) const;
   // Comma-separated names of the features that are on, for the start-up line.
   std::string describe() const;
 };
+
+// Zero-copy send (IORING_OP_SENDMSG_ZC, 6.1). Not a --uring feature: it
+// changes no ring setup, and the server's --send zc is what asks for it.
+struct ZeroCopySend {
+  bool available = false;
+  bool report_usage = false;  // IORING_SEND_ZC_REPORT_USAGE (6.2) accepted
+  std::string why_not;        // when not available, for the fallback's stderr line
+};
+
+// Tries one zero-copy sendmsg on a loopback TCP pair (AF_UNIX sockets do not
+// take zero-copy sends) and waits for its notification; with usage
+// reporting first, then without.
+ZeroCopySend probe_zero_copy_send();
 
 // Probes the running kernel by really trying each feature on a scratch ring
 // and scratch sockets. Throws std::runtime_error when io_uring itself or an
 // opcode ringhttp cannot do without is missing.
 Features probe_kernel();
 
-// Parses a --uring value: a profile ("5.10", "5.19", "6.0", "6.1", "all") or
-// a comma-separated list of "no-FEATURE" switches applied to "all". Returns
-// false and fills `error` on an unknown name.
+// Parses a --uring value: a comma-separated list whose optional first item
+// is a profile ("5.10", "5.19", "6.0", "6.1", "all"; "all" when there is
+// none), followed by "no-FEATURE" switches and/or "sqpoll", applied to that
+// profile in order: "sqpoll", "all,sqpoll", "5.19,sqpoll", "no-bufring",
+// "6.0,no-bufring,sqpoll". Returns false and fills `error` on an unknown
+// name, an empty item, or a profile that is not first.
 bool parse_switches(std::string_view text, Features& wanted, std::string& error);
+
+// One line for stderr when something asked for by name could not be had
+// here (sqpoll refused by the kernel or for this user), or empty. Features
+// that are on by default and missing are simply off, as the start-up line
+// shows; this is for what the user explicitly turned on.
+std::string unavailable_note(const Features& wanted, const Features& kernel);
 
 // Setup flags for io_uring_queue_init_params that match `features`.
 std::uint32_t setup_flags(const Features& features);

@@ -27,14 +27,22 @@ class Ring {
   static constexpr std::uint32_t cq_per_sq = 8;
   static constexpr std::uint32_t cq_entries_min = 4096;
   static constexpr std::uint32_t reap_batch_max = 256;
+  // With SQPOLL: how long the poller thread keeps polling an empty SQ before
+  // it sleeps (and the next submission costs an io_uring_enter to wake it).
+  // Long enough to span the gap between one loop iteration's submissions
+  // and the next under load (a loopback round trip is tens of µs), short
+  // enough that an idle ring's poller stops spinning on its core soon after
+  // the last submission. The kernel's own default is one second.
+  static constexpr std::uint32_t sq_thread_idle_ms = 10;
 
   Ring() = default;
   ~Ring();
   Ring(const Ring&) = delete;
   Ring& operator=(const Ring&) = delete;
 
-  // Returns 0 or -errno.
-  int init(std::uint32_t sq_entries, const Features& features);
+  // Returns 0 or -errno. With features.sqpoll, the poller thread is bound
+  // to `sq_thread_cpu` (IORING_SETUP_SQ_AFF) when it is not negative.
+  int init(std::uint32_t sq_entries, const Features& features, int sq_thread_cpu = -1);
 
   // Never returns null: a full SQ is submitted to make room.
   io_uring_sqe* sqe();
@@ -55,6 +63,7 @@ class Ring {
 
   io_uring ring_{};
   bool initialized_ = false;
+  bool sqpoll_ = false;
   std::uint64_t full_flushes_ = 0;
 };
 

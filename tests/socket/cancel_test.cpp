@@ -7,6 +7,7 @@
 #include "support/checks.hpp"
 #include "support/eventually.hpp"
 #include "support/metrics.hpp"
+#include "support/send_modes.hpp"
 #include "support/server_process.hpp"
 #include "support/stream_pattern.hpp"
 
@@ -39,8 +40,13 @@ Connection start_endless_stream(std::uint16_t port, std::uint64_t body_bytes) {
   return connection;
 }
 
-TEST(Cancel, abandoned_endless_stream_stops_and_its_connection_is_freed) {
-  ServerProcess server({"--shards", "1"});
+// Cancel on disconnect in every --send mode.
+class Cancel : public testing::TestWithParam<std::string> {
+ protected:
+  ServerProcess server{{"--shards", "1", "--send", GetParam()}};
+};
+
+TEST_P(Cancel, abandoned_endless_stream_stops_and_its_connection_is_freed) {
   ASSERT_TRUE(connections_return_to_idle(server.port()));
   const Metrics before = scrape_metrics(server.port());
 
@@ -62,8 +68,7 @@ TEST(Cancel, abandoned_endless_stream_stops_and_its_connection_is_freed) {
   EXPECT_TRUE(fresh_connection_is_served(server.port()));
 }
 
-TEST(Cancel, twenty_resets_mid_stream_leave_the_server_healthy) {
-  ServerProcess server({"--shards", "1"});
+TEST_P(Cancel, twenty_resets_mid_stream_leave_the_server_healthy) {
   for (int i = 0; i < 20; ++i) start_endless_stream(server.port(), 64 * 1024).reset();
   EXPECT_TRUE(fresh_connection_is_served(server.port()));
   EXPECT_TRUE(connections_return_to_idle(server.port())) << "reset connections are still active 5 s after the resets";
@@ -76,6 +81,8 @@ TEST(Cancel, twenty_resets_mid_stream_leave_the_server_healthy) {
   EXPECT_EQ(second.value("ringhttp_stale_completions_total"), 0);
   EXPECT_GT(second.series.count("ringhttp_stale_completions_total"), 0u) << "the counter must be exposed";
 }
+
+INSTANTIATE_TEST_SUITE_P(SendModes, Cancel, testing::ValuesIn(send_modes), send_mode_test_name);
 
 }  // namespace
 }  // namespace socket_test

@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -23,6 +24,7 @@
 
 #include "support/canned_server.hpp"
 #include "support/client_process.hpp"
+#include "support/eventually.hpp"
 #include "support/metrics.hpp"
 #include "support/requests.hpp"
 #include "support/server_process.hpp"
@@ -62,6 +64,12 @@ class JsonReport {
     const auto error = doc_.at_pointer(pointer).get(value);
     EXPECT_EQ(error, simdjson::SUCCESS) << pointer << " in " << text_;
     return value;
+  }
+  std::string text(const char* pointer) const {
+    std::string_view value;
+    const auto error = doc_.at_pointer(pointer).get(value);
+    EXPECT_EQ(error, simdjson::SUCCESS) << pointer << " in " << text_;
+    return std::string(value);
   }
   bool has(const char* key) const { return doc_[key].error() == simdjson::SUCCESS; }
   bool is_null(const char* pointer) const { return doc_.at_pointer(pointer).is_null(); }
@@ -194,13 +202,19 @@ TEST_F(ClientAgainstServer, connection_close_from_the_server_is_followed_by_reco
 TEST_F(ClientAgainstServer, every_uring_profile_receives_every_response_small_and_large) {
   // 5.10 and 5.19 (no buffer rings): single receives into each connection's
   // own buffer; no-multishot-recv: single receives with buffer select; 6.0:
-  // multishot receive into the buffer ring; all: 6.0 plus defer-taskrun.
-  for (const char* profile : {"5.10", "5.19", "no-multishot-recv", "6.0", "all"}) {
+  // multishot receive into the buffer ring; all: 6.0 plus defer-taskrun;
+  // sqpoll: a poller thread submits (on the worker's CPU), with and without
+  // the 5.10 set.
+  for (const std::string profile : {"5.10", "5.19", "no-multishot-recv", "6.0", "all", "sqpoll", "5.10,sqpoll"}) {
     SCOPED_TRACE(profile);
     const ClientRun small =
         run_client({"-n", "300", "-c", "3", "-p", "4", "--uring", profile, "--json", url(server, "/plaintext")});
     ASSERT_EQ(small.exit_code, 0) << small.err;
-    EXPECT_EQ(JsonReport(small).number("/requests"), 300u);
+    const JsonReport small_report(small);
+    EXPECT_EQ(small_report.number("/requests"), 300u);
+    const bool sqpoll_asked = profile.find("sqpoll") != std::string::npos;
+    EXPECT_EQ(small_report.text("/environment/uring").find("sqpoll") != std::string::npos, sqpoll_asked)
+        << small_report.text("/environment/uring");
     // 100,000-byte bodies span many receive buffers.
     const ClientRun large =
         run_client({"-n", "40", "-c", "2", "--uring", profile, "--json", url(server, "/stream?bytes=100000")});
@@ -330,7 +344,20 @@ TEST(Client, connection_refused_is_one_clear_message_and_exit_1) {
   {
     ServerProcess server({"--shards", "1"});
     port = server.port();
-  }  // stopped: nothing listens on the port now
+  }  // stopped (SIGKILL). The kernel tears an io_uring down after its process
+     // is gone, so the listener a pending accept holds can outlive the process
+     // by some milliseconds: wait until a connect is refused.
+  ASSERT_TRUE(eventually([&] {
+    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(port);
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    const bool refused = ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 && errno == ECONNREFUSED;
+    ::close(fd);
+    return refused;
+  })) << "port "
+      << port << " still accepts after its server was killed";
   const ClientRun run = run_client({"-d", "1s", "-w", "0", "http://127.0.0.1:" + std::to_string(port) + "/"});
   EXPECT_EQ(run.exit_code, 1);
   EXPECT_NE(run.err.find("Connection refused"), std::string::npos) << run.err;

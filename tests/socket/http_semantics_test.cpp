@@ -7,14 +7,16 @@
 #include "support/checks.hpp"
 #include "support/eventually.hpp"
 #include "support/metrics.hpp"
+#include "support/send_modes.hpp"
 #include "support/server_process.hpp"
 
 namespace socket_test {
 namespace {
 
-class HttpSemantics : public testing::Test {
+// Keep-alive, close and pipelining in every --send mode.
+class HttpSemantics : public testing::TestWithParam<std::string> {
  protected:
-  ServerProcess server{{"--shards", "1"}};
+  ServerProcess server{{"--shards", "1", "--send", GetParam()}};
   Connection connection{server.port()};
 };
 
@@ -23,7 +25,7 @@ class HttpSemantics : public testing::Test {
 std::string alternating_path(int i) { return i % 2 == 0 ? "/plaintext" : "/json"; }
 std::string_view alternating_body(int i) { return i % 2 == 0 ? plaintext_body : json_body; }
 
-TEST_F(HttpSemantics, keep_alive_serves_1000_sequential_requests_on_one_connection) {
+TEST_P(HttpSemantics, keep_alive_serves_1000_sequential_requests_on_one_connection) {
   for (int i = 0; i < 1000; ++i) {
     const Response response = round_trip(connection, get(alternating_path(i)));
     ASSERT_EQ(response.status, 200) << "request " << i;
@@ -32,19 +34,19 @@ TEST_F(HttpSemantics, keep_alive_serves_1000_sequential_requests_on_one_connecti
   }
 }
 
-TEST_F(HttpSemantics, http10_without_keep_alive_is_closed_after_the_response) {
+TEST_P(HttpSemantics, http10_without_keep_alive_is_closed_after_the_response) {
   connection.send_all("GET /plaintext HTTP/1.0\r\n\r\n");
   EXPECT_TRUE(is_plaintext_ok(connection.read_response()));
   EXPECT_TRUE(connection.expect_closed());
 }
 
-TEST_F(HttpSemantics, http10_with_keep_alive_stays_open) {
+TEST_P(HttpSemantics, http10_with_keep_alive_stays_open) {
   const std::string request_bytes = "GET /plaintext HTTP/1.0\r\nConnection: keep-alive\r\n\r\n";
   EXPECT_TRUE(is_plaintext_ok(round_trip(connection, request_bytes)));
   EXPECT_TRUE(is_plaintext_ok(round_trip(connection, request_bytes)));
 }
 
-TEST_F(HttpSemantics, connection_close_is_honoured_and_announced) {
+TEST_P(HttpSemantics, connection_close_is_honoured_and_announced) {
   const Response response = round_trip(connection, get("/plaintext", "Connection: close\r\n"));
   EXPECT_TRUE(is_plaintext_ok(response));
   EXPECT_TRUE(response.has_token("Connection", "close")) << response.header("Connection").value_or("(none)");
@@ -54,7 +56,7 @@ TEST_F(HttpSemantics, connection_close_is_honoured_and_announced) {
 // The common way a keep-alive connection ends: the client closes it while it
 // is idle. The server must notice the FIN and free the connection rather
 // than hold it until the idle timeout (60 s by default).
-TEST_F(HttpSemantics, client_closing_idle_keep_alive_connections_frees_them) {
+TEST_P(HttpSemantics, client_closing_idle_keep_alive_connections_frees_them) {
   for (const std::string path : {"/plaintext", "/json", "/stream?bytes=100000", "/metrics"}) {
     Connection idle(server.port());
     ASSERT_EQ(round_trip(idle, get(path)).status, 200) << path;
@@ -68,7 +70,7 @@ TEST_F(HttpSemantics, client_closing_idle_keep_alive_connections_frees_them) {
       << active << " 5 s after the clients closed";
 }
 
-TEST_F(HttpSemantics, pipelined_requests_are_answered_in_order) {
+TEST_P(HttpSemantics, pipelined_requests_are_answered_in_order) {
   constexpr int count = 100;
   std::string pipeline;
   for (int i = 0; i < count; ++i) pipeline += get(alternating_path(i));
@@ -80,7 +82,7 @@ TEST_F(HttpSemantics, pipelined_requests_are_answered_in_order) {
   }
 }
 
-TEST_F(HttpSemantics, request_sent_one_byte_per_send_is_answered) {
+TEST_P(HttpSemantics, request_sent_one_byte_per_send_is_answered) {
   connection.send_byte_by_byte(get("/json", "User-Agent: one-byte-at-a-time\r\n"));
   const Response response = connection.read_response();
   EXPECT_EQ(response.status, 200);
@@ -98,12 +100,12 @@ void expect_body_consumed(Connection& connection, const std::string& request_wit
   EXPECT_TRUE(connection.expect_closed()) << "a third response means the body was parsed as a request";
 }
 
-TEST_F(HttpSemantics, content_length_body_is_consumed_not_parsed) {
+TEST_P(HttpSemantics, content_length_body_is_consumed_not_parsed) {
   const std::string body = "GET /json HTTP/1.1\r\n";  // 20 bytes
   expect_body_consumed(connection, request("POST", "/json", "Content-Length: 20\r\n", body));
 }
 
-TEST_F(HttpSemantics, chunked_body_is_consumed_not_parsed) {
+TEST_P(HttpSemantics, chunked_body_is_consumed_not_parsed) {
   const std::string body =
       "14\r\nGET /json HTTP/1.1\r\n\r\n"  // 0x14 = 20 bytes
       "b\r\nHost: x\r\n\r\n\r\n"          // 11 bytes
@@ -111,7 +113,7 @@ TEST_F(HttpSemantics, chunked_body_is_consumed_not_parsed) {
   expect_body_consumed(connection, request("POST", "/json", "Transfer-Encoding: chunked\r\n", body));
 }
 
-TEST_F(HttpSemantics, body_on_a_get_is_discarded_and_the_get_answered) {
+TEST_P(HttpSemantics, body_on_a_get_is_discarded_and_the_get_answered) {
   connection.send_all(request("GET", "/plaintext", "Content-Length: 5\r\n", "hello") + get("/json"));
   EXPECT_TRUE(is_plaintext_ok(connection.read_response()));
   EXPECT_EQ(connection.read_response().body, json_body);
@@ -120,7 +122,7 @@ TEST_F(HttpSemantics, body_on_a_get_is_discarded_and_the_get_answered) {
 // GET with a body, so that the final status is a 200 and the server has no
 // reason to skip the interim response (RFC 9110 lets a server that will
 // reject the request answer finally at once).
-TEST_F(HttpSemantics, expect_100_continue_gets_an_interim_100_before_the_body) {
+TEST_P(HttpSemantics, expect_100_continue_gets_an_interim_100_before_the_body) {
   connection.send_all(get("/plaintext", "Content-Length: 5\r\nExpect: 100-continue\r\n"));
   const Response interim = connection.read_response();
   EXPECT_EQ(interim.status, 100);
@@ -129,6 +131,8 @@ TEST_F(HttpSemantics, expect_100_continue_gets_an_interim_100_before_the_body) {
   EXPECT_TRUE(is_plaintext_ok(connection.read_response()));
   EXPECT_TRUE(is_plaintext_ok(round_trip(connection, get("/plaintext"))));
 }
+
+INSTANTIATE_TEST_SUITE_P(SendModes, HttpSemantics, testing::ValuesIn(send_modes), send_mode_test_name);
 
 }  // namespace
 }  // namespace socket_test

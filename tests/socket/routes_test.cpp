@@ -6,15 +6,17 @@
 
 #include "support/checks.hpp"
 #include "support/metrics.hpp"
+#include "support/send_modes.hpp"
 #include "support/server_process.hpp"
 #include "support/stream_pattern.hpp"
 
 namespace socket_test {
 namespace {
 
-class Routes : public testing::Test {
+// Every route in every --send mode.
+class Routes : public testing::TestWithParam<std::string> {
  protected:
-  ServerProcess server{{"--shards", "1"}};
+  ServerProcess server{{"--shards", "1", "--send", GetParam()}};
   Connection connection{server.port()};
 };
 
@@ -23,7 +25,7 @@ void expect_common_headers(const Response& response) {
   EXPECT_TRUE(response.header("Server")) << "every response has Server";
 }
 
-TEST_F(Routes, plaintext_says_hello_world_as_text_plain) {
+TEST_P(Routes, plaintext_says_hello_world_as_text_plain) {
   const Response response = round_trip(connection, get("/plaintext"));
   EXPECT_EQ(response.status, 200);
   EXPECT_EQ(response.version, "HTTP/1.1");
@@ -34,7 +36,7 @@ TEST_F(Routes, plaintext_says_hello_world_as_text_plain) {
   expect_common_headers(response);
 }
 
-TEST_F(Routes, json_returns_the_exact_message_as_application_json) {
+TEST_P(Routes, json_returns_the_exact_message_as_application_json) {
   const Response response = round_trip(connection, get("/json"));
   EXPECT_EQ(response.status, 200);
   EXPECT_EQ(response.body, json_body);
@@ -44,7 +46,7 @@ TEST_F(Routes, json_returns_the_exact_message_as_application_json) {
   expect_common_headers(response);
 }
 
-TEST_F(Routes, stream_sends_exactly_n_bytes_of_the_pattern) {
+TEST_P(Routes, stream_sends_exactly_n_bytes_of_the_pattern) {
   for (const unsigned long long bytes : {0ull, 1ull, 1000ull, 1ull << 20}) {
     SCOPED_TRACE("bytes=" + std::to_string(bytes));
     connection.send_all(get(stream_path(bytes)));
@@ -60,13 +62,13 @@ TEST_F(Routes, stream_sends_exactly_n_bytes_of_the_pattern) {
   EXPECT_TRUE(is_plaintext_ok(round_trip(connection, get("/plaintext"))));
 }
 
-TEST_F(Routes, stream_accepts_the_documented_maximum_of_2_pow_50) {
+TEST_P(Routes, stream_accepts_the_documented_maximum_of_2_pow_50) {
   const Response response = round_trip(connection, head(stream_path(1ull << 50)), /*head=*/true);
   EXPECT_EQ(response.status, 200);
   EXPECT_EQ(response.content_length(), 1ull << 50);
 }
 
-TEST_F(Routes, stream_rejects_a_bad_bytes_value_with_400) {
+TEST_P(Routes, stream_rejects_a_bad_bytes_value_with_400) {
   const std::vector<std::string> bad_paths = {
       "/stream?bytes=abc",
       "/stream",
@@ -85,7 +87,7 @@ TEST_F(Routes, stream_rejects_a_bad_bytes_value_with_400) {
   }
 }
 
-TEST_F(Routes, head_sends_the_get_headers_without_a_body) {
+TEST_P(Routes, head_sends_the_get_headers_without_a_body) {
   for (const std::string path : {"/plaintext", "/json", "/stream?bytes=1000", "/metrics"}) {
     SCOPED_TRACE(path);
     const Response head_response = round_trip(connection, head(path), /*head=*/true);
@@ -102,14 +104,14 @@ TEST_F(Routes, head_sends_the_get_headers_without_a_body) {
   }
 }
 
-TEST_F(Routes, unknown_path_is_404) {
+TEST_P(Routes, unknown_path_is_404) {
   EXPECT_EQ(round_trip(connection, get("/nope")).status, 404);
   EXPECT_EQ(round_trip(connection, get("/plaintext/extra")).status, 404);
   // 404 is not a bad-input status: the connection stays usable.
   EXPECT_TRUE(is_plaintext_ok(round_trip(connection, get("/plaintext"))));
 }
 
-TEST_F(Routes, other_method_on_a_known_path_is_405_with_allow_get_head) {
+TEST_P(Routes, other_method_on_a_known_path_is_405_with_allow_get_head) {
   for (const std::string path : {"/plaintext", "/json", "/stream?bytes=10", "/metrics"}) {
     SCOPED_TRACE(path);
     const Response response = round_trip(connection, request("POST", path, "Content-Length: 0\r\n"));
@@ -121,19 +123,19 @@ TEST_F(Routes, other_method_on_a_known_path_is_405_with_allow_get_head) {
   EXPECT_TRUE(is_plaintext_ok(round_trip(connection, get("/plaintext"))));
 }
 
-TEST_F(Routes, metrics_exposes_the_documented_counters) {
+TEST_P(Routes, metrics_exposes_the_documented_counters) {
   round_trip(connection, get("/plaintext"));
   const Metrics metrics = scrape_metrics(server.port());
-  for (const std::string& name :
-       {metric::requests, metric::accepted, metric::active, metric::closed, metric::sends, metric::sends_short,
-        metric::cancellations, metric::bytes_received, metric::bytes_sent}) {
+  for (const std::string& name : {metric::requests, metric::accepted, metric::active, metric::closed, metric::sends,
+                                  metric::sends_short, metric::cancellations, metric::bytes_received,
+                                  metric::bytes_sent, metric::zc_notifications, metric::zc_copied}) {
     EXPECT_TRUE(metrics.has(name)) << name << " missing";
   }
   EXPECT_GE(metrics.value(metric::requests), 1);
   EXPECT_GE(metrics.value(metric::responses(200)), 1);
 }
 
-TEST_F(Routes, keep_alive_connection_stays_usable_after_metrics) {
+TEST_P(Routes, keep_alive_connection_stays_usable_after_metrics) {
   for (int i = 0; i < 3; ++i) {
     SCOPED_TRACE("round " + std::to_string(i));
     const Response metrics = round_trip(connection, get("/metrics"));
@@ -142,6 +144,8 @@ TEST_F(Routes, keep_alive_connection_stays_usable_after_metrics) {
     ASSERT_TRUE(is_plaintext_ok(round_trip(connection, get("/plaintext"))));
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(SendModes, Routes, testing::ValuesIn(send_modes), send_mode_test_name);
 
 }  // namespace
 }  // namespace socket_test

@@ -6,6 +6,7 @@
 
 #include "support/checks.hpp"
 #include "support/metrics.hpp"
+#include "support/send_modes.hpp"
 #include "support/server_process.hpp"
 
 namespace socket_test {
@@ -18,12 +19,13 @@ namespace {
 // either way one of the two scrapes falls inside the delta.)
 constexpr int scrape_sends = 1;
 
-class SendBatching : public testing::Test {
+// One send per read event, whatever operation the send is.
+class SendBatching : public testing::TestWithParam<std::string> {
  protected:
-  ServerProcess server{{"--shards", "1"}};
+  ServerProcess server{{"--shards", "1", "--send", GetParam()}};
 };
 
-TEST_F(SendBatching, each_sequential_response_leaves_in_exactly_one_send) {
+TEST_P(SendBatching, each_sequential_response_leaves_in_exactly_one_send) {
   constexpr int count = 1000;
   const Metrics before = scrape_metrics(server.port());
   {
@@ -36,7 +38,7 @@ TEST_F(SendBatching, each_sequential_response_leaves_in_exactly_one_send) {
   EXPECT_EQ(after.value(metric::requests) - before.value(metric::requests), count + 1);
 }
 
-TEST_F(SendBatching, pipelined_requests_sent_together_are_answered_in_a_few_sends) {
+TEST_P(SendBatching, pipelined_requests_sent_together_are_answered_in_a_few_sends) {
   constexpr int count = 100;
   // However the server splits one 4 KiB packet into receives, a handful of
   // sends is the most that "one send per read" allows; 100 would mean one
@@ -57,6 +59,8 @@ TEST_F(SendBatching, pipelined_requests_sent_together_are_answered_in_a_few_send
   EXPECT_LE(pipelined_sends, pipelined_sends_max);
   EXPECT_EQ(after.value(metric::responses(200)) - before.value(metric::responses(200)), count + scrape_sends);
 }
+
+INSTANTIATE_TEST_SUITE_P(SendModes, SendBatching, testing::ValuesIn(send_modes), send_mode_test_name);
 
 }  // namespace
 }  // namespace socket_test

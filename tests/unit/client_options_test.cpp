@@ -53,6 +53,19 @@ TEST(ClientOptions, urls_name_a_loopback_literal) {
   }
 }
 
+TEST(ClientOptions, uring_takes_the_servers_grammar_sqpoll_included) {
+  Options o;
+  ASSERT_EQ(parse({"--uring", "5.19,sqpoll", "http://127.0.0.1:8080/"}, o), ParseOutcome::run);
+  EXPECT_TRUE(o.wanted_features.sqpoll);
+  EXPECT_TRUE(o.wanted_features.multishot_accept);
+  EXPECT_FALSE(o.wanted_features.bufring);
+  Options plain;
+  ASSERT_EQ(parse({"http://127.0.0.1:8080/"}, plain), ParseOutcome::run);
+  EXPECT_FALSE(plain.wanted_features.sqpoll) << "sqpoll is opt-in";
+  Options bad;
+  EXPECT_EQ(parse({"--uring", "sqpoll,5.19", "http://127.0.0.1:8080/"}, bad), ParseOutcome::exit_usage);
+}
+
 TEST(ClientOptions, wrk_like_flags_parse) {
   Options o;
   ASSERT_EQ(parse({"-c", "64", "-t2", "-d", "500ms", "-w", "0", "-H", "X-A: 1", "--header=X-B: 2", "-p", "4",

@@ -57,10 +57,24 @@ struct Batch {
   std::string bytes() const { return gather(std::span(iov).first(result.iovecs)); }
 };
 
-Batch build(const Queue& out) {
+Batch build(const Queue& out, std::size_t first = 0) {
   Batch b;
-  b.result = build_send_batch(out, date, b.iov);
+  b.result = build_send_batch(out, first, date, b.iov);
   return b;
+}
+
+// Zero-copy sends keep written responses queued until their notification:
+// the next batch starts after them and sends none of their bytes again.
+TEST(SendBatch, written_responses_at_the_front_are_not_sent_again) {
+  Queue out;
+  push_plaintext(out).body = "written";
+  push_plaintext(out).body = "also written";
+  push_plaintext(out);
+  const Batch b = build(out, 2);
+  EXPECT_EQ(b.result.iovecs, 4u);
+  EXPECT_EQ(b.bytes(), std::string(heads::ok_text) + std::string(date) + std::string(tail) + std::string(hello));
+  EXPECT_EQ(b.result.retires, 1u);
+  EXPECT_EQ(build(out, 3).result.iovecs, 0u);
 }
 
 TEST(SendBatch, one_response_is_head_date_tail_body) {

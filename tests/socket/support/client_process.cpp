@@ -12,6 +12,8 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "support/child_environment.hpp"
+
 namespace socket_test {
 namespace {
 
@@ -28,7 +30,8 @@ std::string client_path() {
   return "build/client/client";
 }
 
-ClientRun run_client(const std::vector<std::string>& args, std::chrono::milliseconds deadline) {
+ClientRun run_client(const std::vector<std::string>& args, std::chrono::milliseconds deadline,
+                     const std::vector<std::string>& env) {
   const std::string path = client_path();
   if (::access(path.c_str(), X_OK) != 0) throw errno_error("client binary " + path + " (set RINGHTTP_CLIENT)");
   // Everything execv needs is built before fork: the child makes
@@ -38,6 +41,8 @@ ClientRun run_client(const std::vector<std::string>& args, std::chrono::millisec
   std::vector<char*> argv;
   for (std::string& s : strings) argv.push_back(s.data());
   argv.push_back(nullptr);
+  std::vector<std::string> env_strings = environment_with(env);
+  const std::vector<char*> envp = pointers_to(env_strings);
 
   int out_pipe[2];
   int err_pipe[2];
@@ -49,7 +54,7 @@ ClientRun run_client(const std::vector<std::string>& args, std::chrono::millisec
     ::dup2(out_pipe[1], STDOUT_FILENO);
     ::dup2(err_pipe[1], STDERR_FILENO);
     ::close_range(3, ~0U, 0);
-    ::execv(argv[0], argv.data());
+    ::execve(argv[0], argv.data(), envp.data());
     ::_exit(127);
   }
   ::close(out_pipe[1]);

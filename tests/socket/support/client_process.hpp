@@ -14,8 +14,10 @@ struct ClientRun {
 };
 
 // Runs `client args...` and waits for it (30 s at most, then SIGKILL).
+// `env`: "NAME=VALUE" added to its environment.
 ClientRun run_client(const std::vector<std::string>& args,
-                     std::chrono::milliseconds deadline = std::chrono::seconds(30));
+                     std::chrono::milliseconds deadline = std::chrono::seconds(30),
+                     const std::vector<std::string>& env = {});
 
 // The client binary: $RINGHTTP_CLIENT, or build/client/client from the cwd.
 std::string client_path();

@@ -37,6 +37,10 @@ inline const std::string sends_short = "ringhttp_sends_short_total";
 inline const std::string cancellations = "ringhttp_cancellations_total";
 inline const std::string bytes_received = "ringhttp_bytes_received_total";
 inline const std::string bytes_sent = "ringhttp_bytes_sent_total";
+inline const std::string sq_full_flushes = "ringhttp_sq_full_flushes_total";
+inline const std::string zc_notifications = "ringhttp_zc_notifications_total";
+inline const std::string zc_copied = "ringhttp_zc_copied_total";
+inline const std::string stale_completions = "ringhttp_stale_completions_total";
 
 inline std::string responses(int status) {
   return "ringhttp_responses_total{status=\"" + std::to_string(status) + "\"}";

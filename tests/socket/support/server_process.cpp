@@ -12,6 +12,8 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "support/child_environment.hpp"
+
 namespace socket_test {
 namespace {
 
@@ -68,7 +70,7 @@ std::string server_path() {
   return "build/server/server";
 }
 
-ServerProcess::ServerProcess(std::vector<std::string> args) : ServerProcess(ServerOptions{std::move(args), {}}) {}
+ServerProcess::ServerProcess(std::vector<std::string> args) : ServerProcess(ServerOptions{.args = std::move(args)}) {}
 
 ServerProcess::ServerProcess(ServerOptions options) {
   start(options);
@@ -105,6 +107,8 @@ void ServerProcess::start(const ServerOptions& options) {
   if (options.binary.empty()) all.insert(all.end(), {"--address", "127.0.0.1"});
   all.insert(all.end(), options.args.begin(), options.args.end());
   ExecArgs exec_args(std::move(all));
+  std::vector<std::string> env_strings = environment_with(options.env);
+  const std::vector<char*> envp = pointers_to(env_strings);
 
   int pipe_fds[2];
   if (::pipe2(pipe_fds, O_CLOEXEC) != 0) throw errno_error("pipe2");
@@ -124,7 +128,7 @@ void ServerProcess::start(const ServerOptions& options) {
       const rlimit limit{*options.fd_limit, *options.fd_limit};
       if (::setrlimit(RLIMIT_NOFILE, &limit) != 0) ::_exit(125);
     }
-    ::execv(exec_args.argv[0], exec_args.argv.data());
+    ::execve(exec_args.argv[0], exec_args.argv.data(), envp.data());
     const char message[] = "socket_tests: execv of the server failed\n";
     [[maybe_unused]] auto ignored = ::write(STDERR_FILENO, message, sizeof message - 1);
     ::_exit(127);

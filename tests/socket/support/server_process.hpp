@@ -24,6 +24,7 @@ struct ServerOptions {
   // Another responder speaking the same start-up line (the bench floors):
   // its path, started with only `--port 0` before `args`. Empty: the server.
   std::string binary;
+  std::vector<std::string> env;  // "NAME=VALUE" added to the child's environment (e.g. LD_PRELOAD)
 };
 
 // How a waited-for server ended.

@@ -1,0 +1,134 @@
+// The --uring grammar that server and client share: an optional profile
+// first, then no-FEATURE switches and/or sqpoll, applied in order.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "core/uring/compat.hpp"
+#include "core/uring/features.hpp"
+
+namespace ringhttp::uring {
+namespace {
+
+Features parsed(const std::string& text) {
+  Features wanted;
+  std::string error;
+  EXPECT_TRUE(parse_switches(text, wanted, error)) << text << ": " << error;
+  return wanted;
+}
+
+std::string refusal(const std::string& text) {
+  Features wanted;
+  std::string error;
+  EXPECT_FALSE(parse_switches(text, wanted, error)) << text << " was accepted";
+  return error;
+}
+
+bool same(const Features& a, const Features& b) { return a.describe() == b.describe(); }
+
+Features profile_5_19() {
+  Features f;
+  f.coop_taskrun = true;
+  f.multishot_accept = true;
+  return f;
+}
+
+TEST(UringSwitches, an_empty_value_and_all_are_everything_but_sqpoll) {
+  EXPECT_TRUE(same(parsed(""), Features::all()));
+  EXPECT_TRUE(same(parsed("all"), Features::all()));
+  EXPECT_FALSE(parsed("all").sqpoll);
+}
+
+TEST(UringSwitches, profiles_alone_keep_their_old_meaning) {
+  EXPECT_TRUE(same(parsed("6.1"), Features::all()));
+  Features six_zero = Features::all();
+  six_zero.defer_taskrun = false;
+  EXPECT_TRUE(same(parsed("6.0"), six_zero));
+  EXPECT_TRUE(same(parsed("5.19"), profile_5_19()));
+  EXPECT_TRUE(same(parsed("5.10"), Features{}));
+}
+
+TEST(UringSwitches, no_profile_turns_sqpoll_on) {
+  for (const char* profile : {"all", "6.1", "6.0", "5.19", "5.10"}) EXPECT_FALSE(parsed(profile).sqpoll) << profile;
+}
+
+TEST(UringSwitches, switches_alone_apply_to_all) {
+  const Features f = parsed("no-bufring,no-multishot-accept");
+  EXPECT_FALSE(f.bufring);
+  EXPECT_FALSE(f.multishot_recv) << "multishot receive needs a buffer ring";
+  EXPECT_FALSE(f.multishot_accept);
+  EXPECT_TRUE(f.single_issuer);
+  EXPECT_TRUE(f.defer_taskrun);
+  EXPECT_FALSE(f.sqpoll);
+}
+
+TEST(UringSwitches, sqpoll_alone_is_all_with_sqpoll) {
+  Features expected = Features::all();
+  expected.sqpoll = true;
+  EXPECT_TRUE(same(parsed("sqpoll"), expected));
+  EXPECT_TRUE(same(parsed("all,sqpoll"), expected));
+}
+
+TEST(UringSwitches, a_profile_first_then_switches_and_sqpoll) {
+  Features expected = profile_5_19();
+  expected.sqpoll = true;
+  EXPECT_TRUE(same(parsed("5.19,sqpoll"), expected));
+
+  expected = Features{};
+  expected.sqpoll = true;
+  EXPECT_TRUE(same(parsed("5.10,sqpoll"), expected));
+
+  expected = Features::all();
+  expected.defer_taskrun = false;
+  expected.bufring = false;
+  expected.multishot_recv = false;
+  expected.sqpoll = true;
+  EXPECT_TRUE(same(parsed("6.0,no-bufring,sqpoll"), expected));
+  EXPECT_TRUE(same(parsed("6.0,sqpoll,no-bufring"), expected)) << "switches in any order";
+
+  expected = profile_5_19();
+  expected.multishot_accept = false;
+  EXPECT_TRUE(same(parsed("5.19,no-multishot-accept"), expected));
+}
+
+TEST(UringSwitches, a_profile_after_the_first_item_is_refused) {
+  EXPECT_NE(refusal("sqpoll,5.19").find("must come first"), std::string::npos);
+  EXPECT_NE(refusal("5.10,6.0").find("must come first"), std::string::npos);
+  EXPECT_NE(refusal("no-bufring,all").find("must come first"), std::string::npos);
+}
+
+TEST(UringSwitches, unknown_names_and_empty_items_are_refused_with_the_valid_names) {
+  const std::string unknown = refusal("5.19,sqpol");
+  EXPECT_NE(unknown.find("'sqpol'"), std::string::npos) << unknown;
+  EXPECT_NE(unknown.find("sqpoll"), std::string::npos) << "the message lists the valid names: " << unknown;
+  EXPECT_NE(refusal("4.19").find("'4.19'"), std::string::npos);
+  EXPECT_NE(refusal("5.10,,sqpoll").find("empty"), std::string::npos);
+  EXPECT_NE(refusal("sqpoll,").find("empty"), std::string::npos);
+  EXPECT_NE(refusal(",sqpoll").find("empty"), std::string::npos);
+}
+
+TEST(UringSwitches, sqpoll_in_use_drops_the_taskrun_modes_the_kernel_refuses_with_it) {
+  Features kernel = Features::all();
+  kernel.sqpoll = true;
+  const Features in_use = kernel.intersect(parsed("sqpoll"));
+  EXPECT_TRUE(in_use.sqpoll);
+  EXPECT_FALSE(in_use.defer_taskrun);
+  EXPECT_FALSE(in_use.coop_taskrun);
+  EXPECT_TRUE(in_use.single_issuer);
+  EXPECT_EQ(in_use.describe(), "single-issuer,multishot-accept,multishot-recv,bufring,sqpoll");
+  EXPECT_EQ(setup_flags(in_use) & (IORING_SETUP_DEFER_TASKRUN | IORING_SETUP_COOP_TASKRUN), 0u);
+  EXPECT_NE(setup_flags(in_use) & IORING_SETUP_SQPOLL, 0u);
+  EXPECT_EQ(unavailable_note(parsed("sqpoll"), kernel), "");
+}
+
+TEST(UringSwitches, sqpoll_the_kernel_refuses_is_off_and_said_so) {
+  const Features kernel = Features::all();  // sqpoll refused at the probe
+  const Features in_use = kernel.intersect(parsed("sqpoll"));
+  EXPECT_FALSE(in_use.sqpoll);
+  EXPECT_TRUE(in_use.defer_taskrun) << "without sqpoll nothing else is dropped";
+  EXPECT_NE(unavailable_note(parsed("sqpoll"), kernel).find("sqpoll"), std::string::npos);
+  EXPECT_EQ(unavailable_note(parsed("all"), kernel), "") << "nothing was asked for";
+}
+
+}  // namespace
+}  // namespace ringhttp::uring
