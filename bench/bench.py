@@ -454,8 +454,15 @@ class Running:
             return "(no stderr)"
 
     def startup_line(self):
-        with open(self.out_path, errors="replace") as f:
-            return f.readline().strip()
+        """The first line the server printed; a server accepts connections
+        from listen() on, which can be before it has printed it."""
+        deadline = time.monotonic() + LISTEN_WAIT_S
+        while True:
+            with open(self.out_path, errors="replace") as f:
+                line = f.readline()
+            if line.endswith("\n") or time.monotonic() > deadline or self.proc.poll() is not None:
+                return line.strip()
+            time.sleep(0.001)
 
     def maps_mention(self, path):
         base = os.path.basename(path)
