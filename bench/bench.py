@@ -759,15 +759,15 @@ def environment(ctx, servers):
     commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
     dirty = subprocess.run(["git", "-C", ROOT, "status", "--porcelain", "--untracked-files=no"],
                            capture_output=True, text=True).stdout.strip()
-    env["ringhttp"] = (commit.stdout.strip() or "no commit") + (" (uncommitted changes)" if dirty else "")
+    env["commit"] = (commit.stdout.strip() or "no commit") + (" (uncommitted changes)" if dirty else "")
     env["build"] = build_description(ctx.build)
     env["compiler"] = first_line([os.environ.get("CXX", "c++"), "--version"])
     env["liburing"] = first_line(["pkg-config", "--modversion", "liburing"])
     env["io_uring"] = uring_description(ctx)
     for s in servers:
         if s.kind in ("peer", "ours"):
-            env[s.name] = s.version(ctx)
-    env["wrk"] = first_line(["wrk", "-v"]) if shutil.which("wrk") else "not installed"
+            env[f"{s.name} version"] = s.version(ctx)
+    env["wrk version"] = first_line(["wrk", "-v"]) if shutil.which("wrk") else "not installed"
     env["method"] = (f"server pinned to CPU {SERVER_CPUS} (one shard), generator one thread on CPU {CLIENT_CPU}, "
                      f"{ctx.connections} connections, {ctx.warmup} s warm-up (not reported), {ctx.duration} s "
                      f"measured, {ctx.iterations} iteration(s), fresh server per run, {COOL_DOWN_S} s cool-down, "
