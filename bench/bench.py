@@ -789,20 +789,26 @@ def build_description(build):
 
 
 def uring_description(ctx):
-    """What this kernel offers, as ringhttp itself reports it when asked for everything."""
+    """What this kernel offers, as ringhttp itself reports it: the default
+    feature set (everything but the opt-ins), then whether SQPOLL and
+    zero-copy send, which fall back when refused, are really available."""
     server = BY_NAME["ringhttp"]
     if server.missing(ctx):
         return "unknown (ringhttp not built)"
-    for extra in (("--uring", "all,sqpoll", "--send", "zc"), ()):
+    fields = {}
+    for name, extra in (("default", ()), ("opt-in", ("--uring", "all,sqpoll", "--send", "zc"))):
         try:
             running = Running(ctx, server, None, extra)
         except StartError:
-            continue
+            return "unknown (ringhttp did not start)"
         line = running.startup_line()
         running.stop()
-        fields = dict(f.split("=", 1) for f in line.split() if "=" in f)
-        return f"uring={fields.get('uring', '?')} send={fields.get('send', 'sendmsg')} (allocator={fields.get('allocator', '?')})"
-    return "unknown (ringhttp did not start)"
+        fields[name] = dict(f.split("=", 1) for f in line.split() if "=" in f)
+    opt = fields["opt-in"]
+    return (f"{fields['default'].get('uring', '?')}; sqpoll "
+            f"{'available' if 'sqpoll' in opt.get('uring', '').split(',') else 'refused'}; send zc "
+            f"{'available' if opt.get('send') == 'zc' else 'refused'} (ringhttp's own probe; "
+            f"allocator={fields['default'].get('allocator', '?')})")
 
 
 # ---------------------------------------------------------------------------
