@@ -491,15 +491,16 @@ class StartError(Exception):
 
 
 def run_bounded(argv, timeout_s):
-    """Runs argv; returns (exit status, stdout, stderr, its own user+sys CPU seconds)."""
+    """Runs argv, killing it after timeout_s; returns (exit status or None on timeout, stdout, stderr)."""
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
     try:
         out, err = proc.communicate(timeout=timeout_s)
+        code = proc.returncode
     except subprocess.TimeoutExpired:
         proc.kill()
         out, err = proc.communicate()
-        return None, out.decode(errors="replace"), err.decode(errors="replace"), 0.0
-    return proc.returncode, out.decode(errors="replace"), err.decode(errors="replace"), None
+        code = None
+    return code, out.decode(errors="replace"), err.decode(errors="replace")
 
 
 def child_cpu_s():
@@ -520,7 +521,7 @@ def run_client(ctx, row, running):
     if w.pipelined:
         argv += ["-p", str(ctx.pipeline)]
     argv.append(url)
-    code, out, err, _ = run_bounded(argv, ctx.warmup + ctx.duration + GENERATOR_GRACE_S)
+    code, out, err = run_bounded(argv, ctx.warmup + ctx.duration + GENERATOR_GRACE_S)
     if code is None:
         return {"failure": "the client did not finish in time"}
     try:
@@ -590,12 +591,12 @@ def run_wrk(ctx, row, running):
         return a + [url]
 
     if ctx.warmup > 0:
-        code, out, err, _ = run_bounded(argv(ctx.warmup, False), ctx.warmup + GENERATOR_GRACE_S)
+        code, out, err = run_bounded(argv(ctx.warmup, False), ctx.warmup + GENERATOR_GRACE_S)
         if code != 0:
             return {"failure": f"wrk warm-up exited {code}: {err.strip()[-300:]}"}
     before_ticks = cpu_ticks(running.pid)
     before_cpu = child_cpu_s()
-    code, out, err, _ = run_bounded(argv(ctx.duration, True), ctx.duration + GENERATOR_GRACE_S)
+    code, out, err = run_bounded(argv(ctx.duration, True), ctx.duration + GENERATOR_GRACE_S)
     wrk_cpu = child_cpu_s() - before_cpu  # wrk was the only child reaped meanwhile
     after_ticks = cpu_ticks(running.pid)
     r = parse_wrk(out) if code == 0 else None
