@@ -27,6 +27,24 @@ std::string_view trim(std::string_view s) {
   return s;
 }
 
+struct KeptName {
+  std::string_view name;  // lower case
+  KeptHeader kind;
+};
+constexpr KeptName kept_names[] = {
+    {"content-type", KeptHeader::content_type},
+    {"authorization", KeptHeader::authorization},
+    {"origin", KeptHeader::origin},
+    {"access-control-request-method", KeptHeader::access_control_request_method},
+    {"access-control-request-headers", KeptHeader::access_control_request_headers},
+};
+
+// Whether a header name starting with `first` (lower case) may be one the
+// parser inspects: Expect, Transfer-Encoding or a kept one.
+constexpr bool may_be_inspected(char first) {
+  return first == 'e' || first == 't' || first == 'c' || first == 'a' || first == 'o';
+}
+
 Method method_of(std::uint8_t m) {
   switch (m) {
     case HTTP_GET: return Method::get;
@@ -145,6 +163,11 @@ int RequestParser::on_message_begin(llhttp_t* p) {
   s.value_len_ = 0;
   s.value_overflow_ = false;
   s.target_len_ = 0;
+  s.kept_kind_ = KeptHeader::count_;
+  s.kept_len_ = 0;
+  for (KeptSpan& k : s.kept_) k = KeptSpan{};
+  s.body_len_ = 0;
+  s.body_truncated_ = false;
   s.header_bytes_ = request_line_overhead_bytes;
   s.body_bytes_ = 0;
   return 0;
@@ -168,6 +191,16 @@ void RequestParser::classify_name() {
     transfer_encoding_seen_ = true;
   } else {
     inspected_ = Inspected::other;
+    if (!name_skipped_) {
+      for (const KeptName& k : kept_names) {
+        if (name != k.name) continue;
+        inspected_ = Inspected::kept;
+        kept_kind_ = k.kind;
+        kept_begin_ = kept_len_;
+        kept_overflow_ = false;
+        break;
+      }
+    }
   }
   value_len_ = 0;
   value_overflow_ = false;
@@ -180,6 +213,21 @@ void RequestParser::end_header_line() {
   } else if (inspected_ == Inspected::transfer_encoding) {
     // Only "chunked" is supported; every other coding (or a list) is a 501.
     if (value_overflow_ || value != "chunked") transfer_encoding_chunked_only_ = false;
+  } else if (inspected_ == Inspected::kept) {
+    KeptSpan& span = kept_[std::size_t(kept_kind_)];
+    const std::string_view raw(kept_bytes_ + kept_begin_, std::size_t(kept_len_ - kept_begin_));
+    const std::string_view trimmed = trim(raw);
+    if (span.present || kept_overflow_) {
+      // Repeated, or too long to keep: unusable either way, and its bytes
+      // are given back.
+      span.usable = false;
+      span.begin = span.len = 0;
+      kept_len_ = kept_begin_;
+    } else {
+      span.begin = std::uint16_t(trimmed.data() - kept_bytes_);
+      span.len = std::uint16_t(trimmed.size());
+    }
+    span.present = true;
   }
   inspected_ = Inspected::other;
 }
@@ -190,10 +238,10 @@ int RequestParser::on_header_field(llhttp_t* p, const char* at, std::size_t len)
     if (s.line_ == Line::value) s.end_header_line();
     s.line_ = Line::name;
     s.name_len_ = 0;
-    // Only names starting like "Expect" or "Transfer-Encoding" are kept;
-    // every other header costs this one comparison.
+    // Only names starting like an inspected one are kept; every other
+    // header costs this one comparison.
     const char first = len > 0 ? lower(at[0]) : 'e';
-    s.name_skipped_ = first != 'e' && first != 't';
+    s.name_skipped_ = !may_be_inspected(first);
     if (!s.count_header_bytes(header_line_overhead_bytes)) return s.fail(ParseError::header_too_large);
   }
   if (!s.count_header_bytes(len)) return s.fail(ParseError::header_too_large);
@@ -214,6 +262,17 @@ int RequestParser::on_header_value(llhttp_t* p, const char* at, std::size_t len)
   }
   if (!s.count_header_bytes(len)) return s.fail(ParseError::header_too_large);
   if (s.inspected_ == Inspected::other) return 0;
+  if (s.inspected_ == Inspected::kept) {
+    // Kept as sent (a token and an origin are case-sensitive).
+    if (s.kept_overflow_) return 0;
+    if (kept_value_bytes_max - s.kept_len_ < len) {
+      s.kept_overflow_ = true;
+      return 0;
+    }
+    std::memcpy(s.kept_bytes_ + s.kept_len_, at, len);
+    s.kept_len_ = std::uint16_t(s.kept_len_ + len);
+    return 0;
+  }
   for (std::size_t i = 0; i < len; ++i) {
     if (s.value_len_ == inspected_value_bytes_max) {
       s.value_overflow_ = true;
@@ -254,13 +313,28 @@ int RequestParser::on_headers_complete(llhttp_t* p) {
                                                            : (p->flags & F_CONNECTION_KEEP_ALIVE) != 0;
   head.has_body = (has_length && p->content_length > 0) || (p->flags & F_CHUNKED) != 0;
   head.expect_continue = s.expect_continue_ && head.has_body;
+  for (std::size_t i = 0; i < kept_header_kinds; ++i) {
+    const KeptSpan& span = s.kept_[i];
+    head.kept[i] = HeaderValue{std::string_view(s.kept_bytes_ + span.begin, span.len), span.present, span.usable};
+  }
+  head.body = {};
+  head.body_truncated = false;
   // Only an Expect: 100-continue needs an answer before the body.
   if (head.expect_continue && s.events_ != nullptr) s.events_->on_request_headers(head);
   return 0;
 }
 
-int RequestParser::on_body(llhttp_t* p, const char*, std::size_t len) {
+int RequestParser::on_body(llhttp_t* p, const char* at, std::size_t len) {
   RequestParser& s = self(p);
+  if (!s.body_truncated_) {
+    if (body_kept_bytes_max - s.body_len_ < len) {
+      s.body_truncated_ = true;
+      s.body_len_ = 0;
+    } else {
+      std::memcpy(s.body_ + s.body_len_, at, len);
+      s.body_len_ = std::uint16_t(s.body_len_ + len);
+    }
+  }
   s.body_bytes_ += len;
   return s.body_bytes_ <= s.limits_.body_bytes_max ? 0 : s.fail(ParseError::body_too_large);
 }
@@ -268,6 +342,8 @@ int RequestParser::on_body(llhttp_t* p, const char*, std::size_t len) {
 int RequestParser::on_message_complete(llhttp_t* p) {
   RequestParser& s = self(p);
   s.in_message_ = false;
+  s.head_.body = std::string_view(s.body_, s.body_len_);
+  s.head_.body_truncated = s.body_truncated_;
   const bool pause = s.events_ != nullptr && s.events_->on_request(s.head_);
   return pause ? HPE_PAUSED : 0;
 }

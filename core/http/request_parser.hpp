@@ -3,7 +3,9 @@
 // sockets. Input may arrive split at any byte; the parser keeps what it must
 // (the request target, bounded) and nothing else, so the caller may recycle
 // each input buffer as soon as feed() returns, except the unconsumed tail of
-// a paused feed.
+// a paused feed. It also keeps the few header values routes and middleware
+// read (Content-Type, Authorization, Origin, the CORS preflight's
+// Access-Control-Request-*) and a small body, each bounded.
 
 #include <llhttp.h>
 
@@ -31,6 +33,28 @@ const char* metric_name(ParseError error);
 
 enum class Method : std::uint8_t { get, head, post, put, del, options, other };
 
+// A header value the parser kept for the application. Absent, present, or
+// unusable: sent twice (which one would count is ambiguous) or longer than
+// the parser keeps.
+struct HeaderValue {
+  std::string_view value;  // trimmed; valid during the callback only
+  bool present = false;
+  bool usable = true;  // false: repeated or too long; `value` is then empty
+
+  bool ok() const { return present && usable; }
+};
+
+// The headers the parser keeps, by name (case-insensitive).
+enum class KeptHeader : std::uint8_t {
+  content_type,
+  authorization,
+  origin,
+  access_control_request_method,
+  access_control_request_headers,
+  count_,
+};
+inline constexpr std::size_t kept_header_kinds = std::size_t(KeptHeader::count_);
+
 struct RequestHead {
   Method method = Method::other;
   std::uint8_t llhttp_method = 0;  // llhttp_method_t, for method_name()
@@ -40,7 +64,14 @@ struct RequestHead {
   bool keep_alive = true;        // after Connection: and the version's default
   bool expect_continue = false;  // Expect: 100-continue with a body to come
   bool has_body = false;
+  HeaderValue kept[kept_header_kinds];
+  // The body when it is at most body_kept_bytes_max; followed by at least
+  // body_padding_bytes readable bytes (what a SIMD JSON parser reads past
+  // the end). Valid during the callback only.
+  std::string_view body;
+  bool body_truncated = false;  // longer than body_kept_bytes_max: not kept
 
+  const HeaderValue& header(KeptHeader h) const { return kept[std::size_t(h)]; }
   std::string_view method_name() const;
 };
 
@@ -65,7 +96,17 @@ class RequestParser {
   // Short header values the parser inspects itself (Expect,
   // Transfer-Encoding); anything longer is not a value we accept.
   static constexpr std::size_t inspected_value_bytes_max = 32;
-  static constexpr std::size_t inspected_name_bytes_max = 24;
+  // Longest inspected name: "access-control-request-headers" (30).
+  static constexpr std::size_t inspected_name_bytes_max = 32;
+  // Room for the kept header values together: a bearer token of up to 2 KiB
+  // (core/auth's token_bytes_max) with an origin and a content type beside
+  // it. A value that does not fit is kept as unusable.
+  static constexpr std::size_t kept_value_bytes_max = 3072;
+  // The largest body kept for the application (POST /echo's limit); a
+  // longer one is still read (up to Limits::body_bytes_max) but not kept.
+  static constexpr std::size_t body_kept_bytes_max = 4096;
+  // simdjson reads up to SIMDJSON_PADDING (64) bytes past a document's end.
+  static constexpr std::size_t body_padding_bytes = 64;
 
   struct Limits {
     std::size_t header_bytes_max = 8192;
@@ -95,7 +136,7 @@ class RequestParser {
   // Where the parser is inside a header line, to see a name end when its
   // value starts and a value end when the next name (or the blank line)
   // starts, without a callback per completion.
-  enum class Inspected : std::uint8_t { other, expect, transfer_encoding };
+  enum class Inspected : std::uint8_t { other, expect, transfer_encoding, kept };
   enum class Line : std::uint8_t { none, name, value };
 
   static int on_message_begin(llhttp_t* p);
@@ -130,6 +171,19 @@ class RequestParser {
   std::uint8_t name_len_ = 0;
   std::uint8_t value_len_ = 0;
   bool value_overflow_ = false;
+  KeptHeader kept_kind_ = KeptHeader::count_;  // while inspected_ is kept
+  std::uint16_t kept_begin_ = 0;                 // where the current kept value starts in kept_bytes_
+  std::uint16_t kept_len_ = 0;                   // bytes of kept_bytes_ in use
+  bool kept_overflow_ = false;                   // the current kept value did not fit
+  struct KeptSpan {
+    std::uint16_t begin = 0;
+    std::uint16_t len = 0;
+    bool present = false;
+    bool usable = true;
+  };
+  KeptSpan kept_[kept_header_kinds];
+  std::uint16_t body_len_ = 0;
+  bool body_truncated_ = false;
   std::uint16_t target_len_ = 0;
   std::size_t header_bytes_ = 0;
   std::uint64_t body_bytes_ = 0;
@@ -137,6 +191,8 @@ class RequestParser {
   char name_[inspected_name_bytes_max];
   char value_[inspected_value_bytes_max];
   char target_[target_bytes_max];
+  char kept_bytes_[kept_value_bytes_max];
+  char body_[body_kept_bytes_max + body_padding_bytes];
 };
 
 }  // namespace ringhttp::http

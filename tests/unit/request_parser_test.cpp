@@ -15,7 +15,16 @@ struct Seen {
   std::string target;
   bool keep_alive;
   bool expect_continue;
+  std::string kept[kept_header_kinds];  // "<absent>", "<unusable>" or the value
+  std::string body;
+  bool body_truncated;
 };
+
+std::string describe(const HeaderValue& v) {
+  if (!v.present) return "<absent>";
+  if (!v.usable) return "<unusable>";
+  return std::string(v.value);
+}
 
 class Recorder final : public RequestEvents {
  public:
@@ -23,7 +32,10 @@ class Recorder final : public RequestEvents {
     if (head.expect_continue) ++continues;
   }
   bool on_request(const RequestHead& head) override {
-    seen.push_back({std::string(head.method_name()), std::string(head.target), head.keep_alive, head.expect_continue});
+    Seen s{std::string(head.method_name()), std::string(head.target), head.keep_alive, head.expect_continue, {},
+           std::string(head.body), head.body_truncated};
+    for (std::size_t i = 0; i < kept_header_kinds; ++i) s.kept[i] = describe(head.kept[i]);
+    seen.push_back(std::move(s));
     return pause_after_each;
   }
   std::vector<Seen> seen;
@@ -190,6 +202,72 @@ TEST(RequestParser, header_section_state_is_tracked) {
   p.feed_all(" x\r\n\r\n", 100);
   EXPECT_FALSE(p.parser.in_header_section());
   EXPECT_FALSE(p.parser.in_message());
+}
+
+}  // namespace
+}  // namespace ringhttp::http
+
+namespace ringhttp::http {
+namespace {
+
+const std::string& kept(const Seen& s, KeptHeader h) { return s.kept[std::size_t(h)]; }
+
+TEST(RequestParser, keeps_the_application_headers_and_body_at_every_split) {
+  const std::string in =
+      "POST /echo HTTP/1.1\r\nCONTENT-type:  application/json; charset=utf-8 \r\n"
+      "Authorization: Bearer aB.cD.eF\r\nOrigin: https://App.example\r\nContent-Length: 12\r\n"
+      "Access-Control-Request-Method: PUT\r\nAccess-Control-Request-Headers: x-a, x-b\r\n"
+      "Accept: */*\r\nOriginal: no\r\n\r\n{\"name\":\"a\"}"
+      "GET /next HTTP/1.1\r\nHost: a\r\n\r\n";
+  for (std::size_t step = 1; step <= in.size(); ++step) {
+    Parsed p;
+    ASSERT_NE(p.feed_all(in, step), RequestParser::Status::error) << "step " << step;
+    ASSERT_EQ(p.events.seen.size(), 2u) << "step " << step;
+    const Seen& a = p.events.seen[0];
+    EXPECT_EQ(kept(a, KeptHeader::content_type), "application/json; charset=utf-8") << step;
+    EXPECT_EQ(kept(a, KeptHeader::authorization), "Bearer aB.cD.eF") << step;
+    EXPECT_EQ(kept(a, KeptHeader::origin), "https://App.example") << step;
+    EXPECT_EQ(kept(a, KeptHeader::access_control_request_method), "PUT") << step;
+    EXPECT_EQ(kept(a, KeptHeader::access_control_request_headers), "x-a, x-b") << step;
+    EXPECT_EQ(a.body, "{\"name\":\"a\"}") << step;
+    EXPECT_FALSE(a.body_truncated);
+    // Nothing leaks into the next request.
+    const Seen& b = p.events.seen[1];
+    for (const std::string& v : b.kept) EXPECT_EQ(v, "<absent>") << step;
+    EXPECT_EQ(b.body, "");
+  }
+}
+
+TEST(RequestParser, a_repeated_or_oversized_kept_header_is_unusable) {
+  Parsed p;
+  const std::string token(RequestParser::kept_value_bytes_max + 1, 'x');
+  p.feed_all("GET / HTTP/1.1\r\nOrigin: https://a\r\norigin: https://b\r\nAuthorization: Bearer " + token +
+                 "\r\nContent-Type: text/plain\r\n\r\n",
+             100);
+  ASSERT_EQ(p.events.seen.size(), 1u);
+  const Seen& a = p.events.seen[0];
+  EXPECT_EQ(kept(a, KeptHeader::origin), "<unusable>");
+  EXPECT_EQ(kept(a, KeptHeader::authorization), "<unusable>");
+  // The oversized value gave its room back: the next one is kept.
+  EXPECT_EQ(kept(a, KeptHeader::content_type), "text/plain");
+}
+
+TEST(RequestParser, a_body_over_the_kept_size_is_read_but_not_kept) {
+  Parsed p;
+  const std::string big(RequestParser::body_kept_bytes_max + 1, 'b');
+  const std::string fits(RequestParser::body_kept_bytes_max, 'f');
+  const std::string in = "POST /a HTTP/1.1\r\nContent-Length: " + std::to_string(big.size()) + "\r\n\r\n" + big +
+                         "POST /b HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n" + "1000\r\n" + fits +
+                         "\r\n0\r\n\r\n";
+  for (std::size_t step : {std::size_t(1000), std::size_t(4096), in.size()}) {
+    Parsed q;
+    ASSERT_NE(q.feed_all(in, step), RequestParser::Status::error);
+    ASSERT_EQ(q.events.seen.size(), 2u);
+    EXPECT_TRUE(q.events.seen[0].body_truncated);
+    EXPECT_EQ(q.events.seen[0].body, "");
+    EXPECT_FALSE(q.events.seen[1].body_truncated);
+    EXPECT_EQ(q.events.seen[1].body, fits);
+  }
 }
 
 }  // namespace
