@@ -1,5 +1,7 @@
 #include "core/http/json_writer.hpp"
 
+#include <charconv>
+#include <cmath>
 #include <cstring>
 
 namespace ringhttp::http {
@@ -57,6 +59,21 @@ JsonWriter& JsonWriter::string(std::string_view value) {
   }
   raw(value.substr(run));
   put('"');
+  return *this;
+}
+
+JsonWriter& JsonWriter::number(double value) {
+  if (!std::isfinite(value)) {
+    ok_ = false;
+    return *this;
+  }
+  char digits[32];  // the longest shortest form is 24 characters ("-2.2250738585072014e-308")
+  const auto [end, ec] = std::to_chars(digits, digits + sizeof digits, value);
+  if (ec != std::errc()) {
+    ok_ = false;
+    return *this;
+  }
+  raw(std::string_view(digits, std::size_t(end - digits)));
   return *this;
 }
 

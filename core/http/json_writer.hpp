@@ -15,6 +15,9 @@ class JsonWriter {
   JsonWriter& end_object() { return raw("}"), first_ = false, *this; }
   JsonWriter& key(std::string_view name);
   JsonWriter& string(std::string_view value);
+  // A finite number in its shortest round-trip form (std::to_chars), which
+  // is valid JSON: "42", "-0.5", "1e+300". Not finite: the writer fails.
+  JsonWriter& number(double value);
 
   bool ok() const { return ok_; }
   std::size_t size() const { return len_; }
