@@ -16,6 +16,7 @@
 #include <string>
 
 #include "core/http/request_parser.hpp"
+#include "server/middleware/client_key.hpp"
 #include "server/response.hpp"
 
 namespace ringhttp::server {
@@ -47,7 +48,8 @@ struct Connection final : http::RequestEvents {
   static constexpr std::size_t held_chunks_max = 64;
   // A stream chunk per send: a few iovecs over the shared pattern block.
   static constexpr std::size_t stream_iovecs_max = 4;
-  static constexpr std::size_t iovecs_per_response_max = 4;  // head, Date, tail, body
+  // head, Date, middleware's header blocks and formatted headers, tail, body
+  static constexpr std::size_t iovecs_per_response_max = 4 + PendingResponse::header_blocks_max + 1;
   static constexpr std::size_t iovecs_max = responses_max * iovecs_per_response_max + stream_iovecs_max;
   static_assert(iovecs_max <= 1024, "one sendmsg takes at most IOV_MAX (1024) iovecs");
 
@@ -55,6 +57,7 @@ struct Connection final : http::RequestEvents {
   std::uint32_t slot = 0;
   std::uint32_t generation = 0;
   int fd = -1;
+  ClientKey peer;  // the peer's address, for the rate limiter
   ConnState state = ConnState::free;
   // Completions still to come: operations in flight, and the notification
   // of each zero-copy send whose result has arrived but not its notification.

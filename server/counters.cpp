@@ -89,6 +89,15 @@ void render_metrics(std::span<const ShardCounters* const> shards, std::string& o
           "Zero-copy sends whose data the kernel copied anyway (IORING_NOTIF_USAGE_ZC_COPIED, as on loopback; "
           "counted where the kernel reports it, 6.2 on).",
           [](const ShardCounters& c) -> const metrics::Counter& { return c.zc_copied; });
+
+  w.family("ringhttp_token_refusals_total", "counter", "Bearer tokens refused (401), by the check that failed.");
+  for (std::size_t i = 1; i < std::size_t(auth::TokenError::count_); ++i) {
+    const std::uint64_t n =
+        sum(shards, [i](const ShardCounters& c) -> const metrics::Counter& { return c.token_refusals[i]; });
+    w.sample("ringhttp_token_refusals_total", "kind", auth::metric_name(auth::TokenError(i)), n);
+  }
+  counter("ringhttp_rate_limited_total", "Requests refused by the rate limiter (429).",
+          [](const ShardCounters& c) -> const metrics::Counter& { return c.rate_limited; });
 }
 
 }  // namespace ringhttp::server

@@ -8,30 +8,36 @@
 #include <span>
 #include <string>
 
+#include "core/auth/jwt.hpp"
 #include "core/http/request_parser.hpp"
 #include "core/metrics/counter.hpp"
 
 namespace ringhttp::server {
 
 // The statuses this server can send; one counter each.
-inline constexpr std::array<std::uint16_t, 13> counted_statuses = {100, 200, 400, 404, 405, 408, 413,
-                                                                   414, 431, 500, 501, 503, 0};
+inline constexpr std::array<std::uint16_t, 18> counted_statuses = {
+    100, 200, 204, 400, 401, 404, 405, 408, 413, 414, 415, 422, 429, 431, 500, 501, 503, 0};
 
 // Index of `status` in counted_statuses; a switch, since it runs per response.
 constexpr std::size_t status_index(std::uint16_t status) {
   switch (status) {
     case 100: return 0;
     case 200: return 1;
-    case 400: return 2;
-    case 404: return 3;
-    case 405: return 4;
-    case 408: return 5;
-    case 413: return 6;
-    case 414: return 7;
-    case 431: return 8;
-    case 500: return 9;
-    case 501: return 10;
-    case 503: return 11;
+    case 204: return 2;
+    case 400: return 3;
+    case 401: return 4;
+    case 404: return 5;
+    case 405: return 6;
+    case 408: return 7;
+    case 413: return 8;
+    case 414: return 9;
+    case 415: return 10;
+    case 422: return 11;
+    case 429: return 12;
+    case 431: return 13;
+    case 500: return 14;
+    case 501: return 15;
+    case 503: return 16;
     default: return counted_statuses.size() - 1;  // "other": a status added without a counter
   }
 }
@@ -65,6 +71,8 @@ struct ShardCounters {
   Counter sq_full_flushes;
   Counter zc_notifications;
   Counter zc_copied;
+  std::array<Counter, std::size_t(auth::TokenError::count_)> token_refusals;  // none's slot stays 0
+  Counter rate_limited;
 };
 
 // Renders the sum over `shards` in Prometheus text format into `out`.

@@ -35,6 +35,34 @@ inline constexpr std::string_view internal_error =
 inline constexpr std::string_view not_implemented =
     "HTTP/1.1 501 Not Implemented\r\n" RINGHTTP_SERVER_HEADER "Content-Type: text/plain\r\n";
 
+inline constexpr std::string_view method_not_allowed =  // an Allow block follows, from the route table
+    "HTTP/1.1 405 Method Not Allowed\r\n" RINGHTTP_SERVER_HEADER "Content-Type: text/plain\r\n";
+inline constexpr std::string_view no_content = "HTTP/1.1 204 No Content\r\n" RINGHTTP_SERVER_HEADER;
+
+// The application's refusals, with JSON bodies.
+#define RINGHTTP_JSON_TYPE "Content-Type: application/json\r\n"
+inline constexpr std::string_view bad_request_json =
+    "HTTP/1.1 400 Bad Request\r\n" RINGHTTP_SERVER_HEADER RINGHTTP_JSON_TYPE;
+// RFC 6750 section 3.1: a request with no credentials gets the challenge
+// without an error code; one whose token failed gets error="invalid_token"
+// and nothing that says which check failed.
+inline constexpr std::string_view unauthorized_no_token =
+    "HTTP/1.1 401 Unauthorized\r\n" RINGHTTP_SERVER_HEADER "WWW-Authenticate: Bearer\r\n" RINGHTTP_JSON_TYPE;
+inline constexpr std::string_view unauthorized_invalid_token =
+    "HTTP/1.1 401 Unauthorized\r\n" RINGHTTP_SERVER_HEADER
+    "WWW-Authenticate: Bearer error=\"invalid_token\"\r\n" RINGHTTP_JSON_TYPE;
+inline constexpr std::string_view payload_too_large_json =
+    "HTTP/1.1 413 Content Too Large\r\n" RINGHTTP_SERVER_HEADER RINGHTTP_JSON_TYPE;
+inline constexpr std::string_view unsupported_media_type_json =
+    "HTTP/1.1 415 Unsupported Media Type\r\n" RINGHTTP_SERVER_HEADER RINGHTTP_JSON_TYPE;
+inline constexpr std::string_view unprocessable_json =
+    "HTTP/1.1 422 Unprocessable Content\r\n" RINGHTTP_SERVER_HEADER RINGHTTP_JSON_TYPE;
+inline constexpr std::string_view too_many_requests_json =
+    "HTTP/1.1 429 Too Many Requests\r\n" RINGHTTP_SERVER_HEADER RINGHTTP_JSON_TYPE;
+inline constexpr std::string_view service_unavailable_json =
+    "HTTP/1.1 503 Service Unavailable\r\n" RINGHTTP_SERVER_HEADER RINGHTTP_JSON_TYPE;
+#undef RINGHTTP_JSON_TYPE
+
 #undef RINGHTTP_SERVER_HEADER
 
 // The head and a short plain-text body for an error status.

@@ -61,6 +61,29 @@ int run(const server::Options& options) {
     }
   }
 
+  // The application's configuration, shared read-only by every shard.
+  server::AppConfig app_config;
+  {
+    std::string secret, error;
+    if (!server::load_jwt_secret(options, secret, error)) {
+      std::fprintf(stderr, "server: %s\n", error.c_str());
+      return 1;
+    }
+    if (secret.empty()) {
+      std::fprintf(stderr,
+                   "server: no JWT secret (--jwt-secret-file or $%s): routes behind a bearer token answer 503\n",
+                   server::jwt_secret_env);
+    } else {
+      app_config.jwt_secret = std::move(secret);
+    }
+  }
+  app_config.cors.origins = options.cors_origins;
+  app_config.cors.max_age_s = options.cors_max_age_s;
+  app_config.rate_limit.requests = options.rate_limit_requests;
+  app_config.rate_limit.window_ms = options.rate_limit_window_ms;
+  app_config.rate_limit.addresses_max = options.rate_limit_addresses;
+  const server::Cors cors(app_config.cors);
+
   const std::size_t shard_count = std::size_t(options.shards);
   std::vector<std::unique_ptr<server::ShardCounters>> counters;
   std::vector<const server::ShardCounters*> all_counters;
@@ -80,7 +103,8 @@ int run(const server::Options& options) {
       return 1;
     }
     if (i == 0) net::bound_address(fd, address);
-    shards.push_back(std::make_unique<server::Shard>(options, int(i), fd, features, send, *counters[i], all_counters));
+    shards.push_back(std::make_unique<server::Shard>(options, app_config, cors, int(i), fd, features, send,
+                                                     *counters[i], all_counters));
   }
 
   std::latch ready{std::ptrdiff_t(shard_count)};

@@ -1,13 +1,16 @@
 #include "server/options.hpp"
 
+#include <cerrno>
 #include <charconv>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string_view>
 
 #include "core/net/cpu.hpp"
 #include "core/text/parse_number.hpp"
 #include "ringhttp_config.hpp"
+#include "server/middleware/rate_limiter.hpp"
 
 namespace ringhttp::server {
 namespace {
@@ -31,6 +34,14 @@ constexpr const char* usage_text =
     "  --output-bytes-max N      unsent bytes per connection before reading stops (default 262144)\n"
     "  --shutdown-timeout-ms N   time in-flight responses get on SIGTERM/SIGINT (default 5000)\n"
     "  --ring-entries N          io_uring SQ entries per shard (default 1024)\n"
+    "  --jwt-secret-file PATH    HS256 secret for routes behind a bearer token (/profile);\n"
+    "                            default $RINGHTTP_JWT_SECRET; neither: those routes answer 503\n"
+    "  --cors-origin LIST        origins CORS allows, comma-separated exact origins such as\n"
+    "                            https://app.example (default: none)\n"
+    "  --cors-max-age N          seconds a browser may cache a preflight (default 600)\n"
+    "  --rate-limit N            requests per window per client address, per shard (default 1000)\n"
+    "  --rate-window-ms N        the window the rate limit refills over (default 1000)\n"
+    "  --rate-limit-addresses N  client addresses each shard tracks (default 4096)\n"
     "  --help, --version\n";
 
 bool parse_send_mode(std::string_view text, SendMode& out) {
@@ -43,7 +54,63 @@ bool parse_send_mode(std::string_view text, SendMode& out) {
   return false;
 }
 
+// "https://a.example,http://localhost:3000": each a scheme, "://", a host
+// and an optional port, with no path; browsers send exactly that form.
+bool parse_origins(std::string_view text, std::vector<std::string>& out, std::string& error) {
+  out.clear();
+  while (true) {
+    const std::size_t comma = text.find(',');
+    const std::string_view origin = text.substr(0, comma);
+    const std::size_t scheme_end = origin.find("://");
+    const bool ok = scheme_end != std::string_view::npos && scheme_end > 0 && origin.size() > scheme_end + 3 &&
+                    origin.find('/', scheme_end + 3) == std::string_view::npos &&
+                    origin.find_first_of(" \t\r\n") == std::string_view::npos;
+    if (!ok) {
+      error = "bad origin '" + std::string(origin) + "' in --cors-origin (scheme://host[:port], no path)";
+      return false;
+    }
+    out.emplace_back(origin);
+    if (comma == std::string_view::npos) return true;
+    text = text.substr(comma + 1);
+  }
+}
+
 }  // namespace
+
+bool load_jwt_secret(const Options& options, std::string& secret, std::string& error) {
+  secret.clear();
+  if (!options.jwt_secret_file.empty()) {
+    std::FILE* f = std::fopen(options.jwt_secret_file.c_str(), "rb");
+    if (f == nullptr) {
+      error = "cannot read --jwt-secret-file " + options.jwt_secret_file + ": " + std::strerror(errno);
+      return false;
+    }
+    char buf[jwt_secret_bytes_max + 2];
+    const std::size_t n = std::fread(buf, 1, sizeof buf, f);
+    std::fclose(f);
+    if (n > jwt_secret_bytes_max + 1) {  // room for the newline an editor adds
+      error = "--jwt-secret-file " + options.jwt_secret_file + " is longer than " +
+              std::to_string(jwt_secret_bytes_max) + " bytes";
+      return false;
+    }
+    secret.assign(buf, n);
+    if (secret.ends_with('\n')) secret.pop_back();
+    if (secret.ends_with('\r')) secret.pop_back();
+    if (secret.empty() || secret.size() > jwt_secret_bytes_max) {
+      error = "--jwt-secret-file " + options.jwt_secret_file + (secret.empty() ? " is empty" : " is too long");
+      return false;
+    }
+    return true;
+  }
+  if (const char* env = std::getenv(jwt_secret_env); env != nullptr) {
+    secret = env;
+    if (secret.empty() || secret.size() > jwt_secret_bytes_max) {
+      error = std::string("$") + jwt_secret_env + (secret.empty() ? " is empty" : " is too long");
+      return false;
+    }
+  }
+  return true;
+}
 
 const char* send_mode_name(SendMode mode) {
   switch (mode) {
@@ -117,6 +184,20 @@ ParseOutcome parse_options(int argc, char** argv, Options& out) {
       ok = parse_number<std::uint32_t>(value, 0, 3'600'000, out.shutdown_timeout_ms);
     } else if (flag == "--ring-entries") {
       ok = parse_number<std::uint32_t>(value, 1, 32768, out.ring_entries);
+    } else if (flag == "--jwt-secret-file") {
+      ok = !value.empty();
+      out.jwt_secret_file = std::string(value);
+    } else if (flag == "--cors-origin") {
+      std::string error;
+      if (!parse_origins(value, out.cors_origins, error)) return fail(error);
+    } else if (flag == "--cors-max-age") {
+      ok = parse_number<std::uint32_t>(value, 0, 86'400, out.cors_max_age_s);
+    } else if (flag == "--rate-limit") {
+      ok = parse_number<std::uint32_t>(value, 1, 1'000'000'000, out.rate_limit_requests);
+    } else if (flag == "--rate-window-ms") {
+      ok = parse_number<std::uint32_t>(value, 1, 86'400'000, out.rate_limit_window_ms);
+    } else if (flag == "--rate-limit-addresses") {
+      ok = parse_number<std::uint32_t>(value, 1, rate_limit_addresses_max_limit, out.rate_limit_addresses);
     } else {
       return fail("unknown option " + std::string(flag));
     }

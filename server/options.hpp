@@ -37,7 +37,26 @@ struct Options {
   std::uint32_t output_bytes_max = 256 * 1024;  // unsent bytes per connection before it stops reading
   std::uint32_t shutdown_timeout_ms = 5'000;    // how long in-flight responses may take on SIGTERM
   std::uint32_t ring_entries = 1024;            // SQ entries per shard
+
+  // The application's middleware and auth (see README's CLI reference).
+  std::string jwt_secret_file;            // else $RINGHTTP_JWT_SECRET; neither: bearer routes answer 503
+  std::vector<std::string> cors_origins;  // exact origins allowed; empty: none
+  std::uint32_t cors_max_age_s = 600;     // preflight cache time
+  std::uint32_t rate_limit_requests = 1000;     // per address, per shard, per window
+  std::uint32_t rate_limit_window_ms = 1000;    // the window those requests refill over
+  std::uint32_t rate_limit_addresses = 4096;    // addresses each shard tracks
 };
+
+// The environment variable a JWT secret is read from without --jwt-secret-file.
+inline constexpr const char* jwt_secret_env = "RINGHTTP_JWT_SECRET";
+// A secret longer than this is not a secret file; refuse it.
+inline constexpr std::size_t jwt_secret_bytes_max = 4096;
+
+// Reads the HS256 secret from --jwt-secret-file (one trailing newline
+// dropped) or $RINGHTTP_JWT_SECRET. Returns false with `error` set when one
+// is named but unusable (unreadable, empty, too long); true with `secret`
+// empty when neither is given.
+bool load_jwt_secret(const Options& options, std::string& secret, std::string& error);
 
 enum class ParseOutcome { run, exit_ok, exit_usage };
 

@@ -2,6 +2,7 @@
 // What a route handler fills in: one PendingResponse, described by where its
 // bytes live. The connection adds the framing tail afterwards.
 
+#include <cassert>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -33,6 +34,33 @@ class Reply {
   void stream(std::uint16_t status, std::string_view head, std::uint64_t bytes);
   // The Prometheus text of every shard's counters.
   void metrics(std::string_view head);
+  // A 204 (or other bodiless status): no body and no Content-Length.
+  void no_content(std::uint16_t status, std::string_view head) {
+    set(status, head, {}, BodySource::none);
+    response_.no_content = true;
+  }
+
+  // Headers added by middleware, between the fixed ones and the framing.
+  // A block is static bytes built at start-up, pointed at, never copied.
+  void add_header_block(std::string_view block) {
+    for (std::string_view& b : response_.header_blocks) {
+      if (b.empty()) {
+        b = block;
+        return;
+      }
+    }
+    assert(false && "more header blocks than PendingResponse::header_blocks_max");
+  }
+  // Formatted headers: the rest of the slot's header bytes, to be written
+  // and then committed with header_text_written().
+  char* header_text_end() { return response_.header_bytes + response_.header_text.size(); }
+  std::size_t header_text_room() const { return PendingResponse::header_bytes_max - response_.header_text.size(); }
+  void header_text_written(std::size_t len) {
+    assert(len <= header_text_room());
+    response_.header_text = std::string_view(response_.header_bytes, response_.header_text.size() + len);
+  }
+  std::uint16_t status() const { return response_.status; }
+  bool head_only() const { return head_only_; }
 
   std::uint64_t content_length() const { return content_length_; }
 

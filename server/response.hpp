@@ -1,7 +1,8 @@
 #pragma once
 // A response waiting in a connection's output queue, described by where its
 // bytes already live: the status line and fixed headers are static, the Date
-// line is the shard's cache, the framing tail (Content-Length digits and the
+// line is the shard's cache, headers added by middleware are static blocks
+// built at start-up or a few formatted bytes in the slot, the framing tail (Content-Length digits and the
 // Connection header) is the shard's framing cache or, for the rare cases it
 // does not hold, the slot itself; a small serialized body is in the slot,
 // large bodies are static or produced on demand (the stream).
@@ -23,19 +24,33 @@ enum class BodySource : std::uint8_t {
 
 struct PendingResponse {
   static constexpr std::size_t tail_bytes_max = 96;
-  static constexpr std::size_t scratch_bytes_max = 64;
+  // A serialized body: the largest is POST /echo's answer to a 100-character
+  // name that is all control characters (6 bytes each escaped) or
+  // GET /profile's to a 128-byte subject likewise, under 800 bytes; the slot
+  // is touched only as far as a body reaches.
+  static constexpr std::size_t scratch_bytes_max = 1024;
+  // Header blocks, as many as one route's chain adds plus the router's:
+  // security headers, CORS, the rate limiter's policy, an Allow line.
+  static constexpr std::size_t header_blocks_max = 4;
+  // Headers formatted per response: the rate limiter's four lines
+  // ("RateLimit-Policy: 10000000;w=3600" and kin) and a Retry-After.
+  static constexpr std::size_t header_bytes_max = 192;
 
   std::string_view head;               // status line and fixed headers (static)
   std::string_view body;               // for fixed, scratch and metrics sources
   std::uint64_t stream_offset = 0;     // next stream byte to produce
   std::uint64_t stream_remaining = 0;  // stream bytes not yet sent
-  std::string_view tail;  // Content-Length and Connection framing: the shard's cache or tail_bytes
+  std::string_view tail;               // Content-Length and Connection framing: the shard's cache or tail_bytes
+  std::array<std::string_view, header_blocks_max> header_blocks{};  // static bytes (built at start-up)
+  std::string_view header_text;                                     // points into header_bytes
   std::uint16_t status = 0;
   BodySource source = BodySource::none;
   bool interim = false;      // a 100 Continue: head only, no Date, no tail
   bool close_after = false;  // the connection closes once this is sent
   bool head_sent = false;    // headers already on the wire (a stream in progress)
+  bool no_content = false;   // a 204: no body and no Content-Length
   char tail_bytes[tail_bytes_max];
+  char header_bytes[header_bytes_max];
   char scratch[scratch_bytes_max];
 
   // Ready for reuse. The byte arrays are not cleared: tail and body say
@@ -47,11 +62,14 @@ struct PendingResponse {
     stream_offset = 0;
     stream_remaining = 0;
     tail = {};
+    header_blocks = {};
+    header_text = {};
     status = 0;
     source = BodySource::none;
     interim = false;
     close_after = false;
     head_sent = false;
+    no_content = false;
   }
 };
 

@@ -23,6 +23,8 @@ SendBatch build_send_batch(const OutputQueue<Connection::responses_max>& out, st
       add(r.head.data(), r.head.size());
       if (!r.interim) {
         add(date_line.data(), date_line.size());
+        for (const std::string_view block : r.header_blocks) add(block.data(), block.size());
+        add(r.header_text.data(), r.header_text.size());
         add(r.tail.data(), r.tail.size());
       }
     }

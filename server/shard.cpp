@@ -17,7 +17,6 @@
 #include "core/uring/compat.hpp"
 #include "core/uring/user_data.hpp"
 #include "server/heads.hpp"
-#include "server/routes.hpp"
 #include "server/send_batch.hpp"
 
 namespace ringhttp::server {
@@ -47,9 +46,12 @@ char* append(char* p, std::string_view s) {
 void Connection::on_request_headers(const http::RequestHead& head) { shard->on_request_headers(*this, head); }
 bool Connection::on_request(const http::RequestHead& head) { return shard->on_request(*this, head); }
 
-Shard::Shard(const Options& options, int index, int listen_fd, const uring::Features& features, const SendPath& send,
-             ShardCounters& counters, std::span<const ShardCounters* const> all_shards)
+Shard::Shard(const Options& options, const AppConfig& app_config, const Cors& cors, int index, int listen_fd,
+             const uring::Features& features, const SendPath& send, ShardCounters& counters,
+             std::span<const ShardCounters* const> all_shards)
     : options_(options),
+      app_config_(app_config),
+      cors_(cors),
       index_(index),
       listen_fd_(listen_fd),
       features_(features),
@@ -119,8 +121,10 @@ bool Shard::setup() {
   table_ = static_cast<Connection*>(mem);
   free_slots_.reserve(options_.connections_max);
   dirty_.reserve(options_.connections_max);
+  app_ = std::make_unique<App>(app_config_, cors_, counters_);
   now_ms_ = monotonic_ms();
-  date_.refresh(std::time(nullptr));
+  wall_s_ = std::time(nullptr);
+  date_.refresh(wall_s_);
   arm_wake();
   arm_tick();
   arm_accept();
@@ -254,7 +258,8 @@ void Shard::on_accept(std::int32_t res, std::uint32_t flags) {
 }
 
 void Shard::on_tick() {
-  date_.refresh(std::time(nullptr));
+  wall_s_ = std::time(nullptr);
+  date_.refresh(wall_s_);
   const std::uint64_t flushes = ring_.submit_full_flushes();
   counters_.sq_full_flushes.add(flushes - sq_full_flushes_seen_);
   sq_full_flushes_seen_ = flushes;
@@ -333,6 +338,11 @@ void Shard::open_connection(int fd) {
   ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
   ++conn.generation;
   conn.fd = fd;
+  // Multishot accept reports no address; one getpeername per connection
+  // (not per request) gives the rate limiter its key.
+  sockaddr_storage peer{};
+  socklen_t peer_len = sizeof peer;
+  conn.peer = ::getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &peer_len) == 0 ? client_key_of(peer) : ClientKey{};
   conn.state = ConnState::open;
   assert(conn.inflight == 0 && conn.zc_notifications_pending == 0);
   conn.send_bytes_left = 0;
@@ -519,10 +529,14 @@ bool Shard::on_request(Connection& conn, const http::RequestHead& head) {
   r.reset();
   const std::string_view target = head.target;
   const size_t q = target.find('?');
-  const Request request{head, target.substr(0, q),
-                        q == std::string_view::npos ? std::string_view() : target.substr(q + 1)};
+  const Request request{head,
+                        target.substr(0, q),
+                        q == std::string_view::npos ? std::string_view() : target.substr(q + 1),
+                        conn.peer,
+                        now_ms_,
+                        wall_s_};
   Reply reply(r, head.method == http::Method::head, conn.metrics_text, all_shards_);
-  route(request, reply);
+  app_->handle(request, reply);
   if (r.source == BodySource::metrics) conn.metrics_queued = true;
   const bool keep_alive = head.keep_alive && !stopping_;
   const bool http10 = head.version_major == 1 && head.version_minor == 0;
@@ -539,6 +553,14 @@ void Shard::finish_response(Connection&, PendingResponse& r, std::uint64_t conte
                             bool http10_keep_alive) {
   r.close_after = close;
   counters_.responses[status_index(r.status)].add();
+  if (r.no_content) {
+    // A 204 carries no Content-Length (RFC 9110 section 8.6).
+    assert(content_length == 0);
+    r.tail = close               ? std::string_view("Connection: close\r\n\r\n")
+             : http10_keep_alive ? std::string_view("Connection: keep-alive\r\n\r\n")
+                                 : std::string_view("\r\n");
+    return;
+  }
   if (!close && !http10_keep_alive) {
     r.tail = framing_.keep_alive(content_length);
     if (!r.tail.empty()) return;

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <ctime>
 #include <latch>
+#include <memory>
 #include <span>
 #include <string>
 #include <thread>
@@ -17,6 +18,7 @@
 #include "core/uring/receive_buffers.hpp"
 #include "core/uring/ring.hpp"
 #include "core/uring/user_data.hpp"
+#include "server/app/app.hpp"
 #include "server/connection.hpp"
 #include "server/counters.hpp"
 #include "server/framing_cache.hpp"
@@ -41,8 +43,9 @@ class Shard {
   static constexpr std::uint32_t accept_backoff_ms = 100;  // after EMFILE/ENFILE
   static constexpr std::uint8_t enobufs_in_a_row_max = 8;  // then wait for the tick
 
-  Shard(const Options& options, int index, int listen_fd, const uring::Features& features, const SendPath& send,
-        ShardCounters& counters, std::span<const ShardCounters* const> all_shards);
+  Shard(const Options& options, const AppConfig& app_config, const Cors& cors, int index, int listen_fd,
+        const uring::Features& features, const SendPath& send, ShardCounters& counters,
+        std::span<const ShardCounters* const> all_shards);
   ~Shard();
   Shard(const Shard&) = delete;
   Shard& operator=(const Shard&) = delete;
@@ -102,6 +105,8 @@ class Shard {
   void mark_dirty(Connection& conn);
 
   const Options& options_;
+  const AppConfig& app_config_;
+  const Cors& cors_;
   const int index_;
   const int listen_fd_;
   const uring::Features features_;
@@ -119,9 +124,11 @@ class Shard {
   std::vector<std::uint32_t> dirty_;
   std::uint32_t open_count_ = 0;
 
+  std::unique_ptr<App> app_;  // built on the shard's thread, so its memory is the shard's
   http::DateCache date_;
   FramingCache framing_;
   std::uint64_t now_ms_ = 0;
+  std::int64_t wall_s_ = 0;  // Unix time, refreshed with the Date line
   __kernel_timespec tick_ts_{};
   int wake_fd_ = -1;
   std::uint64_t wake_value_ = 0;

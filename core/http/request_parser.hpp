@@ -172,9 +172,9 @@ class RequestParser {
   std::uint8_t value_len_ = 0;
   bool value_overflow_ = false;
   KeptHeader kept_kind_ = KeptHeader::count_;  // while inspected_ is kept
-  std::uint16_t kept_begin_ = 0;                 // where the current kept value starts in kept_bytes_
-  std::uint16_t kept_len_ = 0;                   // bytes of kept_bytes_ in use
-  bool kept_overflow_ = false;                   // the current kept value did not fit
+  std::uint16_t kept_begin_ = 0;               // where the current kept value starts in kept_bytes_
+  std::uint16_t kept_len_ = 0;                 // bytes of kept_bytes_ in use
+  bool kept_overflow_ = false;                 // the current kept value did not fit
   struct KeptSpan {
     std::uint16_t begin = 0;
     std::uint16_t len = 0;

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <cstring>
 #include <string>
 #include <string_view>
 
@@ -139,6 +140,28 @@ TEST(SendBatch, stream_in_progress_resumes_at_its_offset_without_headers) {
   EXPECT_EQ(b.result.stream_bytes, 0u);
   const std::string bytes = b.bytes();
   for (std::size_t i = 0; i < 500; ++i) ASSERT_EQ(static_cast<unsigned char>(bytes[i]), (1000 + i) % 251) << i;
+}
+
+}  // namespace
+}  // namespace ringhttp::server
+
+namespace ringhttp::server {
+namespace {
+
+TEST(SendBatch, middleware_headers_go_between_date_and_framing_in_the_same_batch) {
+  Queue out;
+  PendingResponse& r = push_plaintext(out);
+  r.header_blocks[0] = "X-A: 1\r\n";
+  r.header_blocks[2] = "X-C: 3\r\n";  // an empty block between takes no iovec
+  std::memcpy(r.header_bytes, "X-D: 4\r\n", 8);
+  r.header_text = std::string_view(r.header_bytes, 8);
+  push_plaintext(out);
+  const Batch b = build(out);
+  EXPECT_EQ(b.result.iovecs, 4u + 3 + 4);
+  const std::string first = std::string(heads::ok_text) + std::string(date) + "X-A: 1\r\nX-C: 3\r\nX-D: 4\r\n" +
+                            std::string(tail) + std::string(hello);
+  const std::string second = std::string(heads::ok_text) + std::string(date) + std::string(tail) + std::string(hello);
+  EXPECT_EQ(b.bytes(), first + second);
 }
 
 }  // namespace

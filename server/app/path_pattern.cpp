@@ -1,0 +1,58 @@
+#include "server/app/path_pattern.hpp"
+
+#include <cassert>
+
+namespace ringhttp::server {
+
+PathPattern::PathPattern(std::string_view pattern) : text_(pattern) {
+  assert(!pattern.empty() && pattern.front() == '/');
+  std::string_view rest = pattern.substr(1);
+  while (true) {
+    const std::size_t slash = rest.find('/');
+    const std::string_view segment = rest.substr(0, slash);
+    assert(segment_count_ < segments_max);
+    Segment& s = segments_[segment_count_++];
+    if (segment.starts_with(':')) {
+      assert(segment.size() > 1 && param_count_ < params_max);
+      s = Segment{segment.substr(1), true};
+      ++param_count_;
+    } else {
+      s = Segment{segment, false};
+    }
+    if (slash == std::string_view::npos) break;
+    rest = rest.substr(slash + 1);
+  }
+}
+
+bool PathPattern::match(std::string_view path, Params& params) const {
+  if (path.empty() || path.front() != '/') return false;
+  std::string_view rest = path.substr(1);
+  std::size_t param = 0;
+  for (std::uint8_t i = 0; i < segment_count_; ++i) {
+    const std::size_t slash = rest.find('/');
+    const bool last = i + 1 == segment_count_;
+    // The pattern's last segment must be the path's last, and only it.
+    if (last != (slash == std::string_view::npos)) return false;
+    const std::string_view segment = rest.substr(0, slash);
+    const Segment& s = segments_[i];
+    if (s.param) {
+      params[param++] = segment;
+    } else if (segment != s.text) {
+      return false;
+    }
+    if (!last) rest = rest.substr(slash + 1);
+  }
+  return true;
+}
+
+std::string_view PathPattern::param_name(std::size_t i) const {
+  std::size_t seen = 0;
+  for (std::uint8_t k = 0; k < segment_count_; ++k) {
+    if (!segments_[k].param) continue;
+    if (seen++ == i) return segments_[k].text;
+  }
+  assert(false && "no such parameter");
+  return {};
+}
+
+}  // namespace ringhttp::server
