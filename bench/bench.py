@@ -30,8 +30,11 @@ body). Iterations are the outer loop; medians and [min-max] are reported. Any
 failed request fails its row and the exit status is 1, naming the row.
 """
 import argparse
+import base64
 import dataclasses
 import datetime
+import hashlib
+import hmac
 import json
 import os
 import re
@@ -63,6 +66,18 @@ STREAM_BYTES = 65536
 STREAM_PERIOD = 251          # ringhttp's /stream: byte i is i mod 251
 PLAINTEXT = b"Hello, World!"
 JSON_BODY = b'{"message":"Hello, World!"}'
+PING_BODY = b'{"ok":true}'
+BENCH_ORIGIN = "https://bench.example"   # the origin the middleware row sends, on the server's allow-list
+# The middleware row's rate limit: per address per second, far above what one
+# run sends, so every request pays for the limiter and none is refused.
+BENCH_RATE_LIMIT = 10_000_000
+ECHO_REQUEST = b'{"name":"bench","n":21}'
+ECHO_BODY = b'{"hello":"bench","doubled":42}'
+USER_ID = 12345
+USER_BODY = b'{"id":12345,"name":"user-12345"}'
+TOKEN_SUBJECT = "bench-user"
+PROFILE_BODY = b'{"sub":"bench-user"}'
+TOKEN_LIFETIME_S = 86_400    # far past any run; the server checks exp on every request
 
 
 def stream_body(n):
@@ -79,6 +94,24 @@ class Workload:
     description: str
     body: bytes            # every response's body must equal this
     pipelined: bool = False
+    method: str = "GET"
+    headers: tuple = ()    # "Name: value"; "{token}" is the run's bearer token
+    request_body: bytes = b""
+    ladder: bool = False   # a rung of the seeds' ladder (docs/BENCHMARKS.md)
+
+
+def b64url(data):
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+def mint_token(secret, subject, lifetime_s):
+    """An HS256 JWT, signed here with Python's hmac (not the server's code)."""
+    now = int(time.time())
+    header = b64url(json.dumps({"alg": "HS256", "typ": "JWT"}, separators=(",", ":")).encode())
+    payload = b64url(json.dumps({"sub": subject, "iat": now, "exp": now + lifetime_s},
+                                separators=(",", ":")).encode())
+    signing_input = f"{header}.{payload}".encode()
+    return f"{header}.{payload}." + b64url(hmac.new(secret, signing_input, hashlib.sha256).digest())
 
 
 WORKLOADS = {w.name: w for w in [
@@ -91,7 +124,28 @@ WORKLOADS = {w.name: w for w in [
              stream_body(STREAM_BYTES)),
     Workload("pipelined", "/plaintext", "GET /plaintext, --pipeline requests (default 16) per send", PLAINTEXT,
              pipelined=True),
+    # The seeds' ladder: plaintext and json above, then each rung adds one piece.
+    Workload("ping", "/ping", 'GET /ping: {"ok":true} from the route table', PING_BODY, ladder=True),
+    Workload("middleware", "/mw/ping", "GET /mw/ping: the ping route behind security headers, CORS (an allowed "
+             "Origin, echoed) and a per-address token-bucket rate limiter that never refuses in a run",
+             PING_BODY, headers=(f"Origin: {BENCH_ORIGIN}",), ladder=True),
+    Workload("validated", "/echo", 'POST /echo {"name":"bench","n":21}: JSON body parsed and validated '
+             '(simdjson On-Demand), answered {"hello":"bench","doubled":42}', ECHO_BODY, method="POST",
+             headers=("Content-Type: application/json",), request_body=ECHO_REQUEST, ladder=True),
+    Workload("path-param", f"/users/{USER_ID}", f"GET /users/{USER_ID}: the id validated as an integer "
+             f"1..2^53-1, answered with id and name", USER_BODY, ladder=True),
+    Workload("authenticated", "/profile", "GET /profile with a valid HS256 bearer token: signature, alg, exp "
+             "and nbf checked on every request (no cache), answered with the token's sub", PROFILE_BODY,
+             headers=("Authorization: Bearer {token}",), ladder=True),
 ]}
+# The rungs in the seeds' order, with the goal each has against json (issue 5):
+# a ratio for ping, an added µs figure for the others.
+LADDER = [("plaintext", None), ("json", None), ("ping", ("ratio", 1.05)), ("middleware", ("plus", 0.5)),
+          ("validated", ("plus", 1.0)), ("path-param", None), ("authenticated", ("plus", 1.5))]
+# The seeds' own figures (Apple M1 Pro, Node 24, their framework): µs more than
+# bare node:http's 17.6 µs, or than the rung before, from ../shared/seeds.
+SEEDS_LADDER = {"ping": "34.9 (+17 over node:http)", "middleware": "46.9 (+12)", "validated": "48.4 (+13)",
+                "authenticated": "68.4 (+33)"}
 
 
 # ---------------------------------------------------------------------------
@@ -162,6 +216,9 @@ class Ringhttp(Server):
         build = ctx.build_glibc if variant and variant.glibc_build else ctx.build
         argv = [self.binary(ctx, build), "--address", "127.0.0.1", "--port", str(port)]
         argv += variant.args if variant and variant.args else ["--shards", "1", "--cpus", "0"]
+        # What the ladder's rungs need; the other routes do not look at it.
+        argv += ["--jwt-secret-file", ctx.jwt_secret_file, "--cors-origin", BENCH_ORIGIN,
+                 "--rate-limit", str(BENCH_RATE_LIMIT)]
         if variant and variant.extra_args:
             argv += variant.extra_args
         env = {}
@@ -238,7 +295,7 @@ class Node(Server):
 
 class Custom(Server):
     kind = "custom"
-    workloads = tuple(WORKLOADS)
+    workloads = tuple(w.name for w in WORKLOADS.values() if not w.ladder)
 
     def __init__(self, name, cmd):
         self.name = name
@@ -295,9 +352,10 @@ class Row:
 SERVERS = [Floor("epoll"), Floor("uring"), Ringhttp(), Nginx(), H2o(), Node()]
 BY_NAME = {s.name: s for s in SERVERS}
 
-# The default run: it fits the README's ten minutes (3 x 13 s per row).
+# The default run: about twelve minutes (3 x 13 s per row, plus start-ups).
 DEFAULT_ROWS = {
     "floor-epoll/plaintext", "floor-uring/plaintext", "ringhttp/plaintext", "ringhttp/json",
+    "ringhttp/ping", "ringhttp/middleware", "ringhttp/validated", "ringhttp/path-param", "ringhttp/authenticated",
     "ringhttp/stream-64k", "floor-uring/pipelined", "ringhttp/pipelined", "nginx/plaintext",
     "h2o/plaintext", "node/json", "ringhttp/plaintext/wrk",
 }
@@ -518,6 +576,12 @@ def run_client(ctx, row, running):
             "-c", str(ctx.connections), "-w", f"{ctx.warmup}s", "-d", f"{ctx.duration}s",
             "--server-pid", str(running.pid), "--json", "--expect-status", "200",
             "--expect-body-file", ctx.body_file(w)]
+    if w.method != "GET":
+        argv += ["-m", w.method]
+    for h in w.headers:
+        argv += ["-H", ctx.resolve(h)]
+    if w.request_body:
+        argv += ["--body-file", ctx.request_body_file(w)]
     if w.pipelined:
         argv += ["-p", str(ctx.pipeline)]
     argv.append(url)
@@ -838,6 +902,8 @@ def ratio_base(row, summaries):
     if row.axis:
         base_variant = AXES[row.axis][1][0].name
         return f"ringhttp:{base_variant}/{row.workload.name}"
+    if row.workload.ladder:
+        return "ringhttp/json"  # each rung's price is its difference from json
     if row.workload.name in ("plaintext", "json"):
         return "floor-uring/plaintext"
     if row.workload.name == "pipelined":
@@ -860,6 +926,34 @@ def generator_comparison(rows, summaries):
                      f"({ours['client_cpu_us'][0] / theirs['client_cpu_us'][0]:.2f}×); req/s "
                      f"{ours['rps'][0] / theirs['rps'][0]:.2f}× wrk's.")
     return lines
+
+
+def ladder_table(summaries):
+    """The seeds' ladder on ringhttp: each rung's server CPU µs/req, its
+    difference from json measured in the same run, and the goal it has."""
+    base = summaries.get("ringhttp/json")
+    base_cpu = base and base["server_cpu_us"] and base["server_cpu_us"][0]
+    body, verdicts = [], []
+    for name, goal in LADDER:
+        s = summaries.get(f"ringhttp/{name}")
+        if not s or not s["server_cpu_us"]:
+            continue
+        cpu = s["server_cpu_us"][0]
+        delta = cpu - base_cpu if base_cpu else None
+        ratio = cpu / base_cpu if base_cpu else None
+        goal_text, verdict = "—", ""
+        if goal and base_cpu:
+            kind, limit = goal
+            met = ratio <= limit if kind == "ratio" else delta <= limit
+            goal_text = f"≤ {limit:.2f}× json" if kind == "ratio" else f"≤ json + {limit:.1f} µs"
+            verdict = "met" if met else "NOT MET"
+            verdicts.append(f"{name}: {verdict} ({goal_text}; measured {ratio:.3f}×, {delta:+.2f} µs)")
+        body.append([name, with_range(s["server_cpu_us"], ".2f"), fmt(delta, "+.2f", "—"), fmt(ratio, ".3f", "—"),
+                     goal_text, verdict, SEEDS_LADDER.get(name, "—")])
+    return body, verdicts
+
+
+LADDER_HEADER = ["rung", "server CPU µs/req", "− json µs", "÷ json", "goal", "", "seeds' figure (M1, Node)"]
 
 
 def fmt(v, spec, missing="n/a"):
@@ -986,6 +1080,23 @@ class Context:
         self.connections, self.pipeline, self.idle_connections = a.connections, a.pipeline, a.idle_connections
         self.bodies_dir = tempfile.mkdtemp(prefix="ringhttp-bench-bodies.")
         self._bodies = {}
+        # A secret made for this run (never a default), and a token signed with it.
+        secret = os.urandom(32).hex().encode()
+        self.jwt_secret_file = os.path.join(self.bodies_dir, "jwt-secret")
+        with open(self.jwt_secret_file, "wb") as f:
+            f.write(secret)
+        os.chmod(self.jwt_secret_file, 0o600)
+        self.token = mint_token(secret, TOKEN_SUBJECT, TOKEN_LIFETIME_S)
+
+    def resolve(self, header):
+        return header.replace("{token}", self.token)
+
+    def request_body_file(self, w):
+        path = os.path.join(self.bodies_dir, w.name + ".request")
+        if not os.path.exists(path):
+            with open(path, "wb") as f:
+                f.write(w.request_body)
+        return path
 
     def body_file(self, w):
         if w.name not in self._bodies:
@@ -1165,19 +1276,30 @@ def main(argv):
     notes = [
         "Medians over iterations, [min–max] where they differ. Server CPU µs/req: the server process's utime+stime "
         "over the measured window ÷ responses (the column to compare). ÷ base: that figure divided by the row named "
-        "in the JSON's ratio_base (the io_uring floor's row of the same kind, or the axis's default variant).",
+        "in the JSON's ratio_base (the io_uring floor's row of the same kind, ringhttp/json for the ladder's rungs, "
+        "or the axis's default variant).",
         "Client CPU µs/req: the generator's own CPU (ringhttp's client, or wrk in /wrk rows). wrk checks statuses "
         "only, and prints no p99.9; ringhttp's client checks every status and body.",
         "Cold start: exec to the first accepted connection, median of "
         f"{COLD_START_SPAWNS} spawns. RSS: the server's VmRSS right after the measured run.",
     ]
     notes += generator_comparison(runnable, summaries)
+    ladder_body, ladder_verdicts = ladder_table(summaries)
     text = "## Results\n\n" + text_table(HEADER, body)
+    ladder_note = ("The seeds' figures are another machine (Apple M1 Pro), another runtime (Node 24) and their "
+                   "framework: compare the differences between rungs, not the absolute numbers.")
+    if ladder_body:
+        text += ("\n\n## The seeds' ladder (ringhttp, differences from json in this run)\n\n"
+                 + text_table(LADDER_HEADER, ladder_body) + "\n" + "\n".join(ladder_verdicts) + "\n" + ladder_note)
     if mem_body:
         text += "\n\n## Memory per idle keep-alive connection\n\n" + text_table(mem_header, mem_body)
     print("\n" + text + "\n\n" + "\n".join(notes))
     md = ("# ringhttp benchmark " + stamp + "\n\n## Environment\n\n" + "\n".join(env_lines) + "\n\n## Results\n\n"
           + md_table(HEADER, body) + "\n\n" + "\n\n".join(notes) + "\n")
+    if ladder_body:
+        md += ("\n## The seeds' ladder (ringhttp, differences from json in this run)\n\n"
+               + md_table(LADDER_HEADER, ladder_body) + "\n\n" + "\n".join(f"- {v}" for v in ladder_verdicts)
+               + "\n\n" + ladder_note + "\n")
     if mem_body:
         md += "\n## Memory per idle keep-alive connection\n\n" + md_table(mem_header, mem_body) + "\n"
     if skipped:
@@ -1187,7 +1309,8 @@ def main(argv):
     with open(base + ".json", "w") as f:
         json.dump({"environment": env, "options": {k: v for k, v in vars(a).items() if k != "custom"},
                    "summaries": list(summaries.values()), "runs": runs, "instances": instances,
-                   "skipped": skipped, "workloads": {w.name: w.description for w in WORKLOADS.values()}},
+                   "skipped": skipped, "workloads": {w.name: w.description for w in WORKLOADS.values()},
+                   "ladder": {"rows": ladder_body, "verdicts": ladder_verdicts}},
                   f, indent=1, default=str)
     print(f"\nraw results: {os.path.relpath(base + '.json', ROOT)}\nmarkdown:    {os.path.relpath(base + '.md', ROOT)}")
     print(f"chart:       {os.path.relpath(base + '.png', ROOT)}" if not chart_error else f"chart:       none ({chart_error})")

@@ -65,9 +65,14 @@ def read_response(sock, buf):
     return int(m.group(1)), headers, rest[:length], rest[length:]
 
 
-def fetch(port, path, count=1):
-    """Sends `count` GETs in one send; returns the responses in order."""
-    request = f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode()
+def fetch(port, path, count=1, method="GET", headers=(), body=b""):
+    """Sends `count` requests in one send; returns the responses in order."""
+    head = f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
+    for h in headers:
+        head += h + "\r\n"
+    if body or method == "POST":
+        head += f"Content-Length: {len(body)}\r\n"
+    request = (head + "\r\n").encode() + body
     with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
         s.sendall(request * count)
         out, buf = [], b""
@@ -98,11 +103,73 @@ def stream_body(body):
     expect(wrong is None, f"byte {wrong} breaks the pattern i mod 251")
 
 
+def ping_body(body):
+    expect(json.loads(body) == {"ok": True}, f"body {body[:80]!r}")
+
+
+def echo_body(body):
+    expect(json.loads(body) == {"hello": "bench", "doubled": 42}, f"body {body[:80]!r}")
+
+
+def user_body(body):
+    expect(json.loads(body) == {"id": 12345, "name": "user-12345"}, f"body {body[:80]!r}")
+
+
+def profile_body(body):
+    expect(json.loads(body) == {"sub": "bench-user"}, f"body {body[:80]!r}")
+
+
 CHECKS = {
     "plaintext": (1, "text/plain", plaintext_body),
     "json": (1, "application/json", json_body),
     "stream-64k": (1, "application/octet-stream", stream_body),
     "pipelined": (PIPELINE_DEPTH, "text/plain", plaintext_body),
+    "ping": (1, "application/json", ping_body),
+    "middleware": (1, "application/json", ping_body),
+    "validated": (1, "application/json", echo_body),
+    "path-param": (1, "application/json", user_body),
+    "authenticated": (1, "application/json", profile_body),
+}
+
+
+# What a rung adds must really be there: the middleware's headers on the
+# response, and the validation and the token check refusing what they must.
+def middleware_on_the_response(port, workload, headers):
+    for name in ("content-security-policy", "strict-transport-security", "x-content-type-options",
+                 "ratelimit-limit", "ratelimit-remaining", "access-control-allow-origin", "vary"):
+        expect(name in headers, f"no {name} on the response: {sorted(headers)}")
+    origin = next(h.split(":", 1)[1].strip() for h in workload.headers if h.lower().startswith("origin:"))
+    expect(headers["access-control-allow-origin"] == origin, f"allowed origin {headers['access-control-allow-origin']}")
+    (status, h, _), = fetch(port, workload.path, headers=("Origin: https://not-allowed.example",))
+    expect(status == 200 and "access-control-allow-origin" not in h, "a disallowed origin got CORS headers")
+
+
+def validation_refuses(port, workload, headers):
+    for body, status in ((b'{"name":"bench"}', 422), (b'{"name":"bench","n":1,"x":1}', 422), (b"{", 400)):
+        (got, _, answer), = fetch(port, workload.path, method="POST", headers=workload.headers, body=body)
+        expect(got == status, f"{body!r} answered {got}, not {status}: {answer[:80]!r}")
+    (got, _, _), = fetch(port, workload.path, method="POST", body=workload.request_body)
+    expect(got == 415, f"a body without Content-Type answered {got}, not 415")
+
+
+def path_param_refuses(port, workload, headers):
+    for bad in ("abc", "0", "9007199254740992"):
+        (got, _, answer), = fetch(port, f"/users/{bad}")
+        expect(got == 400 and json.loads(answer).get("param") == "id", f"/users/{bad} answered {got} {answer[:80]!r}")
+
+
+def token_required(port, workload, headers):
+    (got, h, _), = fetch(port, workload.path)
+    expect(got == 401 and "www-authenticate" in h, f"no token answered {got}")
+    (got, h, _), = fetch(port, workload.path, headers=("Authorization: Bearer a.b.c",))
+    expect(got == 401 and "invalid_token" in h.get("www-authenticate", ""), f"a bad token answered {got}")
+
+
+EXTRA_CHECKS = {
+    "middleware": middleware_on_the_response,
+    "validated": validation_refuses,
+    "path-param": path_param_refuses,
+    "authenticated": token_required,
 }
 
 
@@ -144,13 +211,17 @@ def check_workloads(bench, build):
         try:
             running = bench.Running(ctx, row.server)
             count = CHECKS[workload_name][0]
-            responses = fetch(running.port, row.workload.path, count)
+            w = row.workload
+            responses = fetch(running.port, w.path, count, w.method, tuple(ctx.resolve(h) for h in w.headers),
+                              w.request_body)
             expect(len(responses) == count, f"{len(responses)} responses to {count} requests")
             for i, r in enumerate(responses):
                 try:
                     response_ok(workload_name, *r)
                 except AssertionError as e:
                     raise AssertionError(f"response {i + 1} of {count}: {e}")
+            if workload_name in EXTRA_CHECKS:
+                EXTRA_CHECKS[workload_name](running.port, w, responses[0][1])
             checked += 1
             print(f"ok    {label}: {row.workload.description}")
         except (AssertionError, OSError, bench.StartError, ValueError) as e:
