@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets in tests/fuzz/ with clang (address and
-# undefined-behaviour sanitizers on) and runs each for a short time.
+# undefined-behaviour sanitizers on) and runs each for a short time: the
+# request parser, POST /echo's body parser, and the bearer-token verifier.
 # Usage: tools/fuzz.sh [seconds per target, default 20]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-20}
 
 out=build-fuzz
-mkdir -p "$out/corpus/request_parser"
+mkdir -p "$out/corpus/request_parser" "$out/corpus/echo_body" "$out/corpus/jwt"
 flags=(-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -D_GNU_SOURCE)
 
 # llhttp's C sources (Debian's node-llhttp), compiled once.
@@ -28,7 +29,31 @@ seed get '\x03\x05\x11\x02GET /plaintext HTTP/1.1\r\nHost: a\r\n\r\nGET /json?x=
 seed chunked '\x02\x07\x01POST /a HTTP/1.1\r\nTransfer-Encoding: chunked\r\nExpect: 100-continue\r\n\r\n5\r\nhello\r\n0\r\n\r\n'
 seed length '\x01\x09POST /a HTTP/1.1\r\nContent-Length: 3\r\nConnection: close\r\n\r\nabcGET / HTTP/1.1\r\n\r\n'
 
-"$out/request_parser_fuzz" -max_total_time="$seconds" -max_len=4096 -print_final_stats=1 \
-  -artifact_prefix="$out/" \
-  "$out/corpus/request_parser" 2>&1 | tail -n 12
-echo "fuzz.sh: request_parser ran ${seconds}s without a finding"
+clang++ -std=c++20 "${flags[@]}" -I. tests/fuzz/echo_body_fuzz.cpp core/json/echo_body.cpp \
+  core/http/json_writer.cpp -lsimdjson -o "$out/echo_body_fuzz"
+clang++ -std=c++20 "${flags[@]}" -I. tests/fuzz/jwt_fuzz.cpp core/auth/jwt.cpp core/auth/base64url.cpp \
+  core/auth/hmac_sha256.cpp -lsimdjson -lcrypto -o "$out/jwt_fuzz"
+
+# Seeds for the body parser: valid bodies and each kind of refusal.
+body() { printf '%b' "$2" > "$out/corpus/echo_body/$1"; }
+body ok '{"name":"Ada","n":21}'
+body spaced ' {\n "n" : -1.5e3 , "name" : "\\u00e9\\"" } '
+body unknown '{"name":"a","n":1,"x":[1,{"y":null}]}'
+body duplicate '{"name":"a","name":"b","n":1e999}'
+body utf8 '{"name":"\xc3\xa9\xe6\x97\xa5","n":0}'
+# Seeds for the verifier: raw tokens (first byte even) and header/payload
+# pairs to be signed (first byte odd, NUL between them).
+token() { printf '%b' "$2" > "$out/corpus/jwt/$1"; }
+token raw '\x00eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ1MSJ9.c2lnbmF0dXJlc2lnbmF0dXJlc2lnbmF0dXJlc2lnbmE'
+token signed '\x01{"alg":"HS256","typ":"JWT"}\x00{"sub":"u1","exp":1900000000,"nbf":1}'
+token none '\x01{"alg":"none"}\x00{"sub":"u1"}'
+token claims '\x01{"alg":"HS256","crit":["x"]}\x00{"sub":"a\\"b","exp":"soon"}'
+
+run() {  # target, corpus, max_len
+  "$out/$1_fuzz" -max_total_time="$seconds" -max_len="$3" -print_final_stats=1 \
+    -artifact_prefix="$out/$1-" "$out/corpus/$2" 2>&1 | tail -n 12
+  echo "fuzz.sh: $1 ran ${seconds}s without a finding"
+}
+run request_parser request_parser 4096
+run echo_body echo_body 4096
+run jwt jwt 2048

@@ -14,11 +14,10 @@
 namespace ringhttp::auth {
 namespace {
 
-namespace od = simdjson::ondemand;
-
-// Nothing after the top-level value (simdjson 3.0's On-Demand document
-// has no at_end(): its location past the last token is OUT_OF_BOUNDS).
-bool at_end(od::document& doc) { return doc.current_location().error() == simdjson::OUT_OF_BOUNDS; }
+// The header and payload are parsed whole (simdjson's DOM, into memory
+// reserved once), not On-Demand: a member the verifier does not read must
+// still be valid JSON, and On-Demand skips what it is not asked for.
+namespace dom = simdjson::dom;
 
 constexpr std::size_t part_bytes_max = base64url_decoded_bytes_max(token_bytes_max);
 constexpr std::size_t padding_bytes = simdjson::SIMDJSON_PADDING;
@@ -46,7 +45,7 @@ const char* metric_name(TokenError error) {
 struct TokenVerifier::Impl {
   explicit Impl(std::string_view secret) : hmac(secret) {}
   HmacSha256 hmac;
-  od::parser parser;
+  dom::parser parser;
   char header[part_bytes_max + padding_bytes];
   char payload[part_bytes_max + padding_bytes];
 
@@ -56,6 +55,7 @@ struct TokenVerifier::Impl {
 };
 
 TokenVerifier::TokenVerifier(std::string_view secret) : impl_(std::make_unique<Impl>(secret)) {
+  // Capacity for the longest part: parse() then never allocates.
   if (impl_->parser.allocate(part_bytes_max) != simdjson::SUCCESS) throw std::runtime_error("simdjson: allocate");
 }
 
@@ -64,67 +64,46 @@ TokenVerifier::~TokenVerifier() = default;
 // The JOSE header: an object whose alg is exactly "HS256". The algorithm is
 // ours to choose, not the token's: anything else (none above all) is refused.
 TokenError TokenVerifier::Impl::check_header(std::size_t len) {
-  od::document doc;
-  od::object object;
-  if (parser.iterate(header, len, len + padding_bytes).get(doc) || doc.get_object().get(object)) {
-    return TokenError::bad_json;
-  }
+  dom::object object;
+  if (parser.parse(header, len, false).get(object)) return TokenError::bad_json;
   bool alg_ok = false, alg_seen = false, typ_seen = false, crit = false;
-  for (auto field_result : object) {
-    od::field field;
-    std::string_view key;
-    if (std::move(field_result).get(field) || field.unescaped_key().get(key)) return TokenError::bad_json;
-    od::value value = field.value();
+  for (const auto [key, value] : object) {
     if (key == "alg") {
       if (alg_seen) return TokenError::bad_json;  // which one counts would be ambiguous
       alg_seen = true;
       std::string_view alg;
-      alg_ok = value.get_string().get(alg) == simdjson::SUCCESS && alg == "HS256";
+      alg_ok = value.get(alg) == simdjson::SUCCESS && alg == "HS256";
     } else if (key == "typ") {
-      if (typ_seen) return TokenError::bad_json;
+      if (typ_seen || !value.is_string()) return TokenError::bad_json;
       typ_seen = true;
-      std::string_view typ;
-      if (value.get_string().get(typ)) return TokenError::bad_json;
     } else if (key == "crit") {
       crit = true;  // extensions we would have to understand: we understand none
     }
   }
-  if (!at_end(doc)) return TokenError::bad_json;
   return alg_ok && !crit ? TokenError::none : TokenError::bad_algorithm;
 }
 
 TokenError TokenVerifier::Impl::read_claims(std::size_t len, std::int64_t now_s, char (&subject)[subject_bytes_max],
                                             std::size_t& subject_len) {
-  od::document doc;
-  od::object object;
-  if (parser.iterate(payload, len, len + padding_bytes).get(doc) || doc.get_object().get(object)) {
-    return TokenError::bad_json;
-  }
+  dom::object object;
+  if (parser.parse(payload, len, false).get(object)) return TokenError::bad_json;
   bool sub_seen = false, exp_seen = false, nbf_seen = false, claims_ok = true;
   double exp = 0, nbf = 0;
   std::string_view sub;
-  for (auto field_result : object) {
-    od::field field;
-    std::string_view key;
-    if (std::move(field_result).get(field) || field.unescaped_key().get(key)) return TokenError::bad_json;
-    od::value value = field.value();
+  for (const auto [key, value] : object) {
     if (key == "sub") {
       if (sub_seen) return TokenError::bad_json;
       sub_seen = true;
-      od::json_type type;
-      if (value.type().get(type)) return TokenError::bad_json;
-      if (type != od::json_type::string || value.get_string().get(sub)) claims_ok = false;
+      if (value.get(sub)) claims_ok = false;
     } else if (key == "exp" || key == "nbf") {
       bool& seen = key == "exp" ? exp_seen : nbf_seen;
       if (seen) return TokenError::bad_json;
       seen = true;
-      od::json_type type;
-      if (value.type().get(type)) return TokenError::bad_json;
       double& out = key == "exp" ? exp : nbf;
-      if (type != od::json_type::number || value.get_double().get(out) || !std::isfinite(out)) claims_ok = false;
+      // A NumericDate: an integer or a fraction, read as a double.
+      if (!value.is_number() || value.get_double().get(out) || !std::isfinite(out)) claims_ok = false;
     }
   }
-  if (!at_end(doc)) return TokenError::bad_json;
   if (!claims_ok || !sub_seen || sub.empty() || sub.size() > subject_bytes_max) return TokenError::bad_claims;
   const double now = double(now_s);
   if (exp_seen && now > exp + double(leeway_seconds)) return TokenError::expired;

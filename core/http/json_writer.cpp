@@ -68,7 +68,13 @@ JsonWriter& JsonWriter::number(double value) {
     return *this;
   }
   char digits[32];  // the longest shortest form is 24 characters ("-2.2250738585072014e-308")
-  const auto [end, ec] = std::to_chars(digits, digits + sizeof digits, value);
+  // Shortest round-trip form; past 2^53 always in exponent form, since the
+  // plain form of a large whole number ("122000022711690490000") is an
+  // integer literal too big for 64-bit integer readers (simdjson among them).
+  constexpr double exact_integers_max = 9007199254740992.0;  // 2^53
+  const auto [end, ec] = std::fabs(value) < exact_integers_max
+                             ? std::to_chars(digits, digits + sizeof digits, value)
+                             : std::to_chars(digits, digits + sizeof digits, value, std::chars_format::scientific);
   if (ec != std::errc()) {
     ok_ = false;
     return *this;

@@ -16,7 +16,8 @@ class JsonWriter {
   JsonWriter& key(std::string_view name);
   JsonWriter& string(std::string_view value);
   // A finite number in its shortest round-trip form (std::to_chars), which
-  // is valid JSON: "42", "-0.5", "1e+300". Not finite: the writer fails.
+  // is valid JSON: "42", "-0.5", "1e+300"; from 2^53 up always with an
+  // exponent. Not finite: the writer fails.
   JsonWriter& number(double value);
 
   bool ok() const { return ok_; }

@@ -205,7 +205,8 @@ std::size_t write_echo_error(const EchoParse& refusal, char* out, std::size_t ca
   assert(refusal.error != EchoError::none);
   http::JsonWriter w(out, capacity);
   w.begin_object().key("error").string(message_for(refusal.error));
-  if (!refusal.field.empty()) w.key("field").string(refusal.field);
+  // Every 422 names its field, even the empty key ({"":1}).
+  if (status_for(refusal.error) == 422) w.key("field").string(refusal.field);
   w.end_object();
   return w.ok() ? w.size() : 0;
 }

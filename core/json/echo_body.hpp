@@ -37,7 +37,7 @@ const char* message_for(EchoError error);
 
 struct EchoParse {
   EchoError error = EchoError::none;
-  std::string_view field;  // the field an error names (empty for 400s)
+  std::string_view field;  // the field a 422 names (perhaps the empty key); empty for 400s
   std::string_view name;   // the unescaped name, when error is none
   double n = 0;
 };

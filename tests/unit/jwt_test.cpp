@@ -227,6 +227,9 @@ TEST_F(Jwt, refuses_json_that_is_not_one_object_or_repeats_a_member) {
   EXPECT_EQ(verify(mint_hs256(hs256, claims("") + "x", secret)), TokenError::bad_json);
   EXPECT_EQ(verify(mint_hs256(hs256, R"({"sub":"a","sub":"b"})", secret)), TokenError::bad_json);
   EXPECT_EQ(verify(mint_hs256(hs256, "{\"sub\":\"\xff\"}", secret)), TokenError::bad_json);
+  // A member the verifier does not read must be valid JSON all the same.
+  EXPECT_EQ(verify(mint_hs256(hs256, R"({"sub":"u1","x":q})", secret)), TokenError::bad_json);
+  EXPECT_EQ(verify(mint_hs256(R"({"alg":"HS256","kid":[1,,2]})", claims(""), secret)), TokenError::bad_json);
 }
 
 TEST_F(Jwt, repeated_verification_gives_the_same_answer) {
