@@ -76,9 +76,6 @@ struct Connection final : http::RequestEvents {
   std::uint64_t linger_deadline_ms = 0;
   std::uint64_t requests_done = 0;
 
-  http::RequestParser parser;
-  OutputQueue<responses_max> out;
-
   // The send batch in progress: its iovecs, a cursor advanced by short
   // writes, and what it retires once written. The kernel has consumed the
   // msghdr and iovecs by the time a send's SQE is consumed
@@ -87,7 +84,6 @@ struct Connection final : http::RequestEvents {
   // notification too, so written responses stay queued (`written_responses`)
   // until no notification is pending.
   msghdr msg{};
-  std::array<iovec, iovecs_max> iov{};
   std::uint64_t send_bytes_left = 0;           // 0 once the whole batch is written
   std::uint32_t send_retires = 0;              // whole responses the send carries
   std::uint64_t send_stream_bytes = 0;         // bytes of a stream left in progress at its end
@@ -99,6 +95,16 @@ struct Connection final : http::RequestEvents {
   std::uint32_t held_count = 0;
 
   std::string metrics_text;  // grown on first /metrics, reused after
+
+  // The large members last, in the order that keeps what every request
+  // touches together: the fields above and the queue's slot fields share
+  // the first pages, then the queue's byte arrays (touched only as far as
+  // bodies reach), then the iovecs (filled by each flush, never zeroed, so
+  // a connection that has not pipelined touches only the first), then the
+  // parser (its fields, then buffers touched as far as a request reaches).
+  OutputQueue<responses_max> out;
+  std::array<iovec, iovecs_max> iov;
+  http::RequestParser parser;
 
   void on_request_headers(const http::RequestHead& head) override;
   bool on_request(const http::RequestHead& head) override;

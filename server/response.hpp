@@ -49,9 +49,11 @@ struct PendingResponse {
   bool close_after = false;  // the connection closes once this is sent
   bool head_sent = false;    // headers already on the wire (a stream in progress)
   bool no_content = false;   // a 204: no body and no Content-Length
-  char tail_bytes[tail_bytes_max];
-  char header_bytes[header_bytes_max];
-  char scratch[scratch_bytes_max];
+  // The slot's own bytes, kept apart from the fields above (see
+  // OutputQueue) and set once when the queue is built.
+  char* tail_bytes = nullptr;    // tail_bytes_max
+  char* header_bytes = nullptr;  // header_bytes_max
+  char* scratch = nullptr;       // scratch_bytes_max
 
   // Ready for reuse. The byte arrays are not cleared: tail and body say
   // how much of them is meaningful, and zeroing them per request would cost
@@ -82,6 +84,20 @@ class OutputQueue {
   static_assert((Capacity & (Capacity - 1)) == 0, "capacity must be a power of two");
   static constexpr std::size_t capacity = Capacity;
 
+  // Each slot's byte arrays live in bytes_, away from the slots' fields,
+  // and are never initialized: a connection's pages are touched only as
+  // far as its responses really write (an idle connection that answered one
+  // small request touches the first), not the whole queue's 40 KiB.
+  OutputQueue() {
+    for (std::size_t i = 0; i < Capacity; ++i) {
+      slots_[i].tail_bytes = bytes_[i].tail;
+      slots_[i].header_bytes = bytes_[i].headers;
+      slots_[i].scratch = bytes_[i].scratch;
+    }
+  }
+  OutputQueue(const OutputQueue&) = delete;
+  OutputQueue& operator=(const OutputQueue&) = delete;
+
   bool empty() const { return head_ == tail_; }
   bool full() const { return tail_ - head_ == Capacity; }
   std::size_t size() const { return tail_ - head_; }
@@ -107,7 +123,13 @@ class OutputQueue {
   void clear() { head_ = tail_ = 0; }
 
  private:
+  struct SlotBytes {
+    char tail[PendingResponse::tail_bytes_max];
+    char headers[PendingResponse::header_bytes_max];
+    char scratch[PendingResponse::scratch_bytes_max];
+  };
   std::array<PendingResponse, Capacity> slots_;
+  std::array<SlotBytes, Capacity> bytes_;  // deliberately left uninitialized
   std::size_t head_ = 0;
   std::size_t tail_ = 0;
 };

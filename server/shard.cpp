@@ -314,7 +314,10 @@ Connection* Shard::allocate() {
     free_slots_.pop_back();
   } else if (constructed_ < options_.connections_max) {
     slot = constructed_++;
-    new (&table_[slot]) Connection();
+    // Default-initialized, not value-initialized: `Connection()` would zero
+    // the whole slot (40 KiB of queue bytes and buffers) and make every
+    // connection resident in full; only the fields need their values.
+    new (&table_[slot]) Connection;
     table_[slot].slot = slot;
     table_[slot].shard = this;
   } else {
