@@ -18,8 +18,11 @@ constexpr const char* allowed_origins = "https://app.example,http://localhost:30
 
 class Middleware : public testing::Test {
  protected:
-  // A budget no test here reaches, but the limiter runs on every request.
-  ServerProcess server{{"--shards", "1", "--cors-origin", allowed_origins, "--rate-limit", "100000"}};
+  // A budget no test here reaches, but the limiter runs on every request;
+  // refilled over a day (one token per 0.86 s), so a slow run (sanitizers)
+  // cannot refill a token between two requests and move the count.
+  ServerProcess server{
+      {"--shards", "1", "--cors-origin", allowed_origins, "--rate-limit", "100000", "--rate-window-ms", "86400000"}};
   Connection connection{server.port()};
 };
 
@@ -116,7 +119,9 @@ TEST_F(Middleware, rate_limit_headers_count_down) {
 }
 
 TEST(RateLimit, answers_429_after_its_budget_and_serves_again_after_the_refill) {
-  ServerProcess server({"--shards", "1", "--rate-limit", "3", "--rate-window-ms", "1500"});
+  // One token back every 2 s: far longer than a request takes, even under
+  // sanitizers, and short enough to wait for.
+  ServerProcess server({"--shards", "1", "--rate-limit", "3", "--rate-window-ms", "6000"});
   Connection connection(server.port());
   for (int i = 0; i < 3; ++i) {
     const Response r = round_trip(connection, get("/mw/ping"));
@@ -128,7 +133,7 @@ TEST(RateLimit, answers_429_after_its_budget_and_serves_again_after_the_refill) 
   EXPECT_EQ(refused.header("RateLimit-Remaining"), "0");
   const int retry_after = std::stoi(refused.header("Retry-After").value_or("0"));
   EXPECT_GE(retry_after, 1);
-  EXPECT_LE(retry_after, 2);  // one token back within the 1.5 s window, rounded up
+  EXPECT_LE(retry_after, 2);  // one token back within 2 s, rounded up
   EXPECT_TRUE(JsonDoc(refused.body).valid()) << refused.body;
   EXPECT_TRUE(refused.header("Content-Security-Policy")) << "middleware before the limiter still applies";
   // The limiter is per route: the bare rung is not limited.
