@@ -3,6 +3,8 @@
 #include <cassert>
 #include <cstring>
 
+#include "core/text/ascii.hpp"
+
 namespace ringhttp::http {
 namespace {
 
@@ -19,7 +21,7 @@ constexpr std::size_t request_line_overhead_bytes = 13 + 8 + 4;
 
 RequestParser& self(llhttp_t* p) { return *static_cast<RequestParser*>(p->data); }
 
-char lower(char c) { return (c >= 'A' && c <= 'Z') ? char(c - 'A' + 'a') : c; }
+using text::ascii_lower;
 
 std::string_view trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
@@ -240,7 +242,7 @@ int RequestParser::on_header_field(llhttp_t* p, const char* at, std::size_t len)
     s.name_len_ = 0;
     // Only names starting like an inspected one are kept; every other
     // header costs this one comparison.
-    const char first = len > 0 ? lower(at[0]) : 'e';
+    const char first = len > 0 ? ascii_lower(at[0]) : 'e';
     s.name_skipped_ = !may_be_inspected(first);
     if (!s.count_header_bytes(header_line_overhead_bytes)) return s.fail(ParseError::header_too_large);
   }
@@ -250,7 +252,7 @@ int RequestParser::on_header_field(llhttp_t* p, const char* at, std::size_t len)
     s.name_skipped_ = true;  // longer than any inspected name
     return 0;
   }
-  for (std::size_t i = 0; i < len; ++i) s.name_[s.name_len_++] = lower(at[i]);
+  for (std::size_t i = 0; i < len; ++i) s.name_[s.name_len_++] = ascii_lower(at[i]);
   return 0;
 }
 
@@ -278,7 +280,7 @@ int RequestParser::on_header_value(llhttp_t* p, const char* at, std::size_t len)
       s.value_overflow_ = true;
       break;
     }
-    s.value_[s.value_len_++] = lower(at[i]);
+    s.value_[s.value_len_++] = ascii_lower(at[i]);
   }
   return 0;
 }

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "core/http/json_writer.hpp"
+#include "core/text/ascii.hpp"
 #include "core/text/parse_number.hpp"
 #include "server/counters.hpp"
 #include "server/heads.hpp"
@@ -42,22 +43,14 @@ constexpr std::string_view unauthorized_body = "{\"error\":\"unauthorized\"}";
 constexpr std::string_view auth_not_configured_body = "{\"error\":\"token verification is not configured\"}";
 constexpr std::string_view too_many_requests_body = "{\"error\":\"too many requests\"}";
 
-char lower(char c) { return (c >= 'A' && c <= 'Z') ? char(c - 'A' + 'a') : c; }
-
-bool iequals(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    if (lower(a[i]) != lower(b[i])) return false;
-  }
-  return true;
-}
+using text::equals_ignoring_case;
 
 // "application/json", any case, optionally with parameters ("; charset=utf-8").
 bool is_json_media_type(const http::HeaderValue& content_type) {
   if (!content_type.ok()) return false;
   std::string_view type = content_type.value.substr(0, content_type.value.find(';'));
   while (!type.empty() && (type.back() == ' ' || type.back() == '\t')) type.remove_suffix(1);
-  return iequals(type, "application/json");
+  return equals_ignoring_case(type, "application/json");
 }
 
 std::string allow_line(std::uint8_t methods) {
@@ -308,7 +301,8 @@ App::Next App::bearer_token(Context& ctx) {
   // The scheme is case-insensitive (RFC 9110 section 11.1); one space, then the token.
   constexpr std::string_view scheme = "bearer ";
   const std::string_view value = authorization.value;
-  if (!authorization.present || (authorization.usable && !iequals(value.substr(0, scheme.size()), scheme))) {
+  if (!authorization.present ||
+      (authorization.usable && !equals_ignoring_case(value.substr(0, scheme.size()), scheme))) {
     app.counters_.token_refusals[std::size_t(auth::TokenError::missing)].add();
     ctx.reply.fixed(401, heads::unauthorized_no_token, unauthorized_body);
     return Next::answered;
