@@ -19,6 +19,9 @@ struct App::Context {
   App& app;
   PathPattern::Params params{};
   std::string_view subject;  // set by bearer_token
+  // Set by cors on a preflight: the chain's end answers 204 instead of the
+  // handler, so the middleware after cors (the rate limiter) still runs.
+  bool preflight = false;
 };
 
 namespace {
@@ -123,6 +126,12 @@ App::Next App::run_chain(const Route& route, Context& ctx) {
   for (std::uint8_t i = 0; i < route.chain_len; ++i) {
     if (route.chain[i](ctx) == Next::answered) return Next::answered;
   }
+  if (ctx.preflight) {
+    // Every middleware let the preflight through (the limiter took its
+    // token): its answer is the 204 that cors prepared the headers for.
+    ctx.reply.no_content(204, heads::no_content);
+    return Next::answered;
+  }
   return Next::proceed;
 }
 
@@ -146,7 +155,8 @@ void App::handle(const Request& request, Reply& reply) {
     return;
   }
   if (request.head.method == http::Method::options) {
-    // The path's middleware runs: CORS answers a preflight itself.
+    // The path's middleware runs: a preflight is answered at the chain's
+    // end (run_chain), after the rate limiter, or by whichever refuses it.
     if (run_chain(*on_path, ctx) == Next::answered) return;
     reply.add_header_block(on_path->allow_block);
     reply.no_content(204, heads::no_content);
@@ -259,9 +269,12 @@ App::Next App::cors(Context& ctx) {
   const http::RequestHead& head = ctx.request.head;
   const http::HeaderValue& origin = head.header(http::KeptHeader::origin);
   if (Cors::is_preflight(head)) {
+    // Not answered here: a preflight is a request like any other to the
+    // middleware after cors, so the rate limiter takes a token for it and
+    // may refuse it (429). Answering here let preflights past the limiter.
     ctx.reply.add_header_block(ctx.app.cors_.preflight_block(origin));
-    ctx.reply.no_content(204, heads::no_content);
-    return Next::answered;
+    ctx.preflight = true;
+    return Next::proceed;
   }
   ctx.reply.add_header_block(ctx.app.cors_.response_block(origin));
   return Next::proceed;

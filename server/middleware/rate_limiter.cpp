@@ -1,8 +1,14 @@
 #include "server/middleware/rate_limiter.hpp"
 
+#include <sys/random.h>
+
 #include <algorithm>
 #include <bit>
 #include <cassert>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 
 namespace ringhttp::server {
 namespace {
@@ -12,27 +18,40 @@ constexpr std::uint64_t ms_per_s = 1000;
 // ceil(a / b) without the overflow of (a + b - 1) / b.
 constexpr std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return a / b + (a % b != 0 ? 1 : 0); }
 
-// The splitmix64 finalizer (Stafford's Mix13): a bijection whose every
-// output bit depends on every input bit, so the low bits that pick a set are
-// as good as the high ones. Unkeyed: someone who knows it can aim distinct
-// addresses at one set and evict a chosen victim early (see the header on
-// eviction); a per-process seed would close that.
-constexpr std::uint64_t mix64(std::uint64_t x) {
-  x ^= x >> 30;
-  x *= 0xbf58'476d'1ce4'e5b9;
-  x ^= x >> 27;
-  x *= 0x94d0'49bb'1331'11eb;
-  x ^= x >> 31;
-  return x;
+// getrandom(2) without flags blocks only until the kernel's pool has been
+// seeded once at boot, then never; it may be interrupted by a signal, and
+// a read of 16 bytes is never short once it returns, but both are handled.
+SipKey draw_random_key() {
+  std::uint8_t bytes[sizeof(SipKey)];
+  std::size_t got = 0;
+  while (got < sizeof bytes) {
+    const ssize_t n = ::getrandom(bytes + got, sizeof bytes - got, 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      std::fprintf(stderr, "ringhttp: getrandom(2) failed, so the rate limiter has no secret key: %s\n",
+                   n < 0 ? std::strerror(errno) : "no bytes");
+      std::abort();
+    }
+    got += std::size_t(n);
+  }
+  SipKey key;
+  std::memcpy(&key.k0, bytes, sizeof key.k0);
+  std::memcpy(&key.k1, bytes + sizeof key.k0, sizeof key.k1);
+  return key;
 }
-
-// Rotating lo keeps the fold injective for keys that differ in only one
-// half (an IPv6 /64 varies lo, IPv4-mapped keys vary lo's low 32 bits).
-constexpr std::uint64_t hash_of(const ClientKey& client) { return mix64(client.hi ^ std::rotl(client.lo, 32)); }
 
 }  // namespace
 
-RateLimiter::RateLimiter(const RateLimit& policy) : policy_(policy) {
+const SipKey& RateLimiter::process_key() {
+  // A function-local static: drawn once, on first use, safely even when
+  // several shards build their limiters at the same time.
+  static const SipKey key = draw_random_key();
+  return key;
+}
+
+RateLimiter::RateLimiter(const RateLimit& policy) : RateLimiter(policy, process_key()) {}
+
+RateLimiter::RateLimiter(const RateLimit& policy, const SipKey& key) : policy_(policy), key_(key) {
   if (!enabled()) return;
   assert(policy_.window_ms > 0);
   assert(policy_.addresses_max > 0);
@@ -55,8 +74,15 @@ RateDecision RateLimiter::take(const ClientKey& client, std::uint64_t now_ms) {
   return decide(entry, allowed);
 }
 
+std::size_t RateLimiter::set_of(const ClientKey& client) const {
+  assert(enabled());
+  // sets_ is a power of two, and every bit of SipHash's output is as
+  // unpredictable as any other, so the low bits make a fair index.
+  return std::size_t(siphash24(key_, client.hi, client.lo) & (sets_ - 1));
+}
+
 RateLimiter::Entry& RateLimiter::find_or_insert(const ClientKey& client, std::uint64_t now_ms) {
-  Set& set = table_[hash_of(client) & (sets_ - 1)];
+  Set& set = table_[set_of(client)];
   Entry* slot = nullptr;
   for (Entry& way : set.ways) {
     if (way.ticks == free_way_ticks) {

@@ -1,6 +1,7 @@
 #pragma once
-// A per-shard, per-client-address token bucket. Pure: no sockets, no clock;
-// the caller passes the time, so tests drive every edge exactly.
+// A per-shard, per-client token bucket. Pure: no sockets, no clock; the
+// caller passes the time, so tests drive every edge exactly. A client is a
+// ClientKey (client_key.hpp): an IPv4 address, or an IPv6 /64.
 //
 // Each address has a bucket of `requests` tokens that refills continuously
 // at `requests` per `window_ms`; a request takes one whole token or is
@@ -23,18 +24,28 @@
 // What eviction means: when an address's set is full, the entry used least
 // recently is replaced, and the evicted address, if it comes back, starts
 // again with a full bucket. An entry idle for at least one window is full
-// anyway, so evicting it loses nothing. Under a flood of distinct addresses
-// (an IPv6 /64 holds 2^64 of them), an address can be evicted before its
-// bucket has refilled and so get more than its budget: bounded memory is the
+// anyway, so evicting it loses nothing. Under a flood of distinct clients
+// (IPv6 is keyed by /64, so one host's 2^64 addresses are one client, but a
+// /48 still holds 65536 /64s), an address can be evicted before its bucket
+// has refilled and so get more than its budget: bounded memory is the
 // price, and evictions() makes it visible. An address is evicted only when
 // every other entry of its set was used more recently, so a flood evicts
 // idle addresses before busy ones.
+//
+// Which set an address lands in is SipHash-2-4 of its key under a 128-bit
+// secret drawn from getrandom(2) once per process. With a public hash,
+// anyone could compute eight addresses that share a victim's set and, with
+// one request from each, evict the victim and refill its bucket on demand.
+// Without the secret, the addresses that share a set cannot be told apart
+// from any others: evicting one chosen client takes a flood of the whole
+// table, which evictions() shows.
 
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 
 #include "server/middleware/client_key.hpp"
+#include "server/middleware/siphash.hpp"
 
 namespace ringhttp::server {
 
@@ -72,11 +83,25 @@ class RateLimiter {
   // against other sizes).
   static constexpr std::size_t ways_per_set = 8;
 
-  explicit RateLimiter(const RateLimit& policy);  // allocates its whole table here, once
+  // Both allocate the whole table here, once. The first keys the set index
+  // with process_key(); the second with `key`, so that tests are
+  // deterministic and can compare keys.
+  explicit RateLimiter(const RateLimit& policy);
+  RateLimiter(const RateLimit& policy, const SipKey& key);
+
+  // The secret every limiter in this process is keyed with unless given
+  // one: 128 bits from getrandom(2), drawn on first use. If getrandom
+  // fails, the process says so on stderr and aborts: a limiter with a
+  // guessable key is the attack this key exists to stop.
+  static const SipKey& process_key();
 
   // One request from `client` at `now_ms` (any monotonic millisecond clock).
   // Time going backwards adds no tokens and moves no entry's clock back.
   RateDecision take(const ClientKey& client, std::uint64_t now_ms);  // never allocates
+
+  // The set `client` lands in, from 0 to capacity() / ways_per_set - 1;
+  // only when enabled(). Public so tests can show it depends on the key.
+  std::size_t set_of(const ClientKey& client) const;
 
   bool enabled() const { return policy_.requests != 0; }
   std::size_t capacity() const { return sets_ * ways_per_set; }  // 0 when off
@@ -109,6 +134,7 @@ class RateLimiter {
   std::uint64_t token_ticks() const { return policy_.window_ms; }  // what one request costs
 
   RateLimit policy_;
+  SipKey key_;                      // keys set_of(); see the header comment on eviction
   std::uint64_t bucket_ticks_ = 0;  // a full bucket: requests * window_ms
   std::size_t sets_ = 0;            // a power of two, or 0 when off
   std::unique_ptr<Set[]> table_;

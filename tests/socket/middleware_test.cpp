@@ -1,6 +1,6 @@
 // The middleware on /mw/ping over a real socket: security headers, CORS with
-// an allow-list (simple requests and preflights), and the per-address rate
-// limiter's 429 and its recovery.
+// an allow-list (simple requests and preflights), and the per-client rate
+// limiter's 429 and its recovery; preflights pass the limiter too.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -116,6 +116,42 @@ TEST_F(Middleware, rate_limit_headers_count_down) {
   EXPECT_TRUE(first.header("RateLimit-Reset"));
   EXPECT_TRUE(first.header("RateLimit-Policy"));
   EXPECT_FALSE(first.header("Retry-After"));
+}
+
+// What a browser sends before a cross-origin GET that carries a token.
+std::string preflight_request() {
+  return request("OPTIONS", "/mw/ping",
+                 "Origin: https://app.example\r\n"
+                 "Access-Control-Request-Method: GET\r\n"
+                 "Access-Control-Request-Headers: authorization\r\n");
+}
+
+TEST_F(Middleware, a_preflight_takes_a_token) {
+  const Response preflight = round_trip(connection, preflight_request());
+  EXPECT_EQ(preflight.status, 204);
+  EXPECT_EQ(preflight.header("Access-Control-Allow-Origin"), "https://app.example");
+  EXPECT_EQ(preflight.header("RateLimit-Remaining"), "99999");
+  EXPECT_EQ(preflight.header_count("RateLimit-Remaining"), 1u);
+  EXPECT_FALSE(preflight.header("Allow")) << "a preflight's answer is CORS's, not OPTIONS's";
+  // The next request finds the preflight's token gone.
+  EXPECT_EQ(round_trip(connection, get("/mw/ping")).header("RateLimit-Remaining"), "99998");
+}
+
+TEST(RateLimit, a_preflight_is_refused_429_once_the_bucket_is_empty) {
+  // Two tokens a day: none comes back during the test, however slow the run.
+  ServerProcess server(
+      {"--shards", "1", "--cors-origin", allowed_origins, "--rate-limit", "2", "--rate-window-ms", "86400000"});
+  Connection connection(server.port());
+  EXPECT_EQ(round_trip(connection, preflight_request()).status, 204);
+  EXPECT_EQ(round_trip(connection, get("/mw/ping")).status, 200);
+  const Response refused = round_trip(connection, preflight_request());
+  EXPECT_EQ(refused.status, 429);
+  EXPECT_EQ(refused.header("RateLimit-Remaining"), "0");
+  EXPECT_TRUE(refused.header("Retry-After"));
+  EXPECT_TRUE(JsonDoc(refused.body).valid()) << refused.body;
+  // The refusal was framed right and took nothing; the GET is refused too.
+  EXPECT_EQ(round_trip(connection, get("/mw/ping")).status, 429);
+  EXPECT_EQ(scrape_metrics(server.port()).value("ringhttp_rate_limited_total"), 2);
 }
 
 TEST(RateLimit, answers_429_after_its_budget_and_serves_again_after_the_refill) {

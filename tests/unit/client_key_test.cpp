@@ -40,13 +40,31 @@ TEST(RateLimitClientKey, ipv4_and_ipv4_mapped_ipv6_agree) {
   EXPECT_EQ(client_key_of(ipv4("255.255.255.255", 1)), client_key_of(ipv6("::ffff:255.255.255.255", 2)));
 }
 
-TEST(RateLimitClientKey, ipv6_keeps_all_128_bits) {
+TEST(RateLimitClientKey, ipv6_is_keyed_by_its_64_bit_prefix) {
   const ClientKey key = client_key_of(ipv6("2001:db8:1:2:3:4:5:6", 443));
   EXPECT_EQ(key.hi, 0x2001'0db8'0001'0002u);
-  EXPECT_EQ(key.lo, 0x0003'0004'0005'0006u);
-  // Addresses that differ only in the last bit, or only in the first, differ.
-  EXPECT_NE(client_key_of(ipv6("2001:db8::1", 0)), client_key_of(ipv6("2001:db8::", 0)));
+  EXPECT_EQ(key.lo, 0u) << "the interface identifier is not part of the key";
+  // Any two addresses of one /64 are one client...
+  EXPECT_EQ(client_key_of(ipv6("2001:db8:1:2::1", 0)), client_key_of(ipv6("2001:db8:1:2:ffff:ffff:ffff:ffff", 0)));
+  EXPECT_EQ(client_key_of(ipv6("2001:db8::1", 0)), client_key_of(ipv6("2001:db8::", 0)));
+  // ...and addresses in different /64s are not, down to the 64th bit and from the first.
+  EXPECT_NE(client_key_of(ipv6("2001:db8:1:2::1", 0)), client_key_of(ipv6("2001:db8:1:3::1", 0)));
   EXPECT_NE(client_key_of(ipv6("2001:db8::1", 0)), client_key_of(ipv6("a001:db8::1", 0)));
+}
+
+TEST(RateLimitClientKey, ipv4_mapped_addresses_keep_all_their_bits) {
+  // They lie in ::/64 but are IPv4 clients, each its own.
+  EXPECT_NE(client_key_of(ipv6("::ffff:192.0.2.1", 0)), client_key_of(ipv6("::ffff:192.0.2.2", 0)));
+  EXPECT_NE(client_key_of(ipv6("::ffff:192.0.2.1", 0)), client_key_of(ipv6("::", 0)));
+}
+
+TEST(RateLimitClientKey, the_rest_of_the_zero_slash_64_is_one_client) {
+  // Loopback, unspecified and the deprecated IPv4-compatible form are all ::/64.
+  EXPECT_EQ(client_key_of(ipv6("::1", 0)), ClientKey{});
+  EXPECT_EQ(client_key_of(ipv6("::192.0.2.1", 0)), ClientKey{});
+  // One 16-bit group short of the mapped prefix is not mapped.
+  EXPECT_EQ(client_key_of(ipv6("::fffe:192.0.2.1", 0)), ClientKey{});
+  EXPECT_EQ(client_key_of(ipv6("::1:ffff:192.0.2.1", 0)), ClientKey{});
 }
 
 TEST(RateLimitClientKey, port_is_not_part_of_the_key) {

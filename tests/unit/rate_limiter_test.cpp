@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <vector>
 
 namespace ringhttp::server {
 namespace {
@@ -16,8 +17,22 @@ namespace {
 constexpr ClientKey client_a{.hi = 0x2001'0db8'0000'0000, .lo = 1};
 constexpr ClientKey client_b{.hi = 0x2001'0db8'0000'0000, .lo = 2};
 
-// A distinct IPv6 address per index, all inside one /64 as a flood would be.
-constexpr ClientKey flood_key(std::uint64_t index) { return ClientKey{.hi = 0x2001'0db8'dead'beef, .lo = index}; }
+// A distinct key per index, as a flood from many IPv6 /64s would send
+// (client_key_of gives each /64 its own key and every address in it one).
+constexpr ClientKey flood_key(std::uint64_t index) { return ClientKey{.hi = 0x2001'0db8'0000'0000 | index, .lo = 0}; }
+
+// Two fixed secrets, so the tests that depend on which set a key lands in
+// are deterministic.
+constexpr SipKey key_a{.k0 = 0x0123'4567'89ab'cdef, .k1 = 0xfedc'ba98'7654'3210};
+constexpr SipKey key_b{.k0 = 0x0f1e'2d3c'4b5a'6978, .k1 = 0x8796'a5b4'c3d2'e1f0};
+
+sockaddr_storage ipv6_peer(const char* text) {
+  sockaddr_storage storage{};
+  auto& in6 = reinterpret_cast<sockaddr_in6&>(storage);
+  in6.sin6_family = AF_INET6;
+  EXPECT_EQ(inet_pton(AF_INET6, text, &in6.sin6_addr), 1) << text;
+  return storage;
+}
 
 // Takes until refused; returns how many were allowed (at most `limit_max`).
 std::uint32_t drain(RateLimiter& limiter, const ClientKey& client, std::uint64_t now_ms,
@@ -145,6 +160,73 @@ TEST(RateLimit, ipv4_and_its_mapped_ipv6_share_a_bucket_other_ipv6_does_not) {
   EXPECT_EQ(limiter.tracked(), 2u);
 }
 
+TEST(RateLimit, ipv6_addresses_in_one_slash_64_share_a_bucket_other_slash_64s_do_not) {
+  RateLimiter limiter(RateLimit{.requests = 2, .window_ms = 1000});
+  EXPECT_TRUE(limiter.take(client_key_of(ipv6_peer("2001:db8:a:b::1")), 0).allowed);
+  EXPECT_TRUE(limiter.take(client_key_of(ipv6_peer("2001:db8:a:b:dead:beef:0:2")), 0).allowed);
+  // A third address of the same /64 finds the bucket empty.
+  EXPECT_FALSE(limiter.take(client_key_of(ipv6_peer("2001:db8:a:b:ffff::3")), 0).allowed);
+  // The neighbouring /64 is another client with its own bucket.
+  EXPECT_EQ(drain(limiter, client_key_of(ipv6_peer("2001:db8:a:c::1")), 0), 2u);
+  EXPECT_EQ(limiter.tracked(), 2u);
+}
+
+TEST(RateLimit, the_set_index_depends_on_the_key) {
+  constexpr std::uint64_t keys_tried = 10'000;
+  const RateLimit policy{.requests = 1, .addresses_max = 4096};
+  const RateLimiter under_a(policy, key_a);
+  const RateLimiter again_a(policy, key_a);
+  const RateLimiter under_b(policy, key_b);
+  const std::size_t sets = under_a.capacity() / RateLimiter::ways_per_set;
+  ASSERT_EQ(sets, 512u);
+  std::uint64_t same_set = 0;
+  for (std::uint64_t i = 0; i < keys_tried; ++i) {
+    ASSERT_EQ(under_a.set_of(flood_key(i)), again_a.set_of(flood_key(i))) << "one key, one index";
+    if (under_a.set_of(flood_key(i)) == under_b.set_of(flood_key(i))) ++same_set;
+  }
+  // Unrelated keys agree by chance, 1 time in 512: about 20 here. An
+  // unkeyed hash would agree on all 10'000.
+  EXPECT_LT(same_set, 3 * keys_tried / sets);
+}
+
+TEST(RateLimit, eight_addresses_aimed_at_a_set_evict_only_under_the_key_they_were_aimed_with) {
+  // An attacker who knows key_a picks 8 keys of the victim's set under it;
+  // one request from each evicts the victim, whose bucket comes back full.
+  // Under any other key those 8 are scattered, and the victim keeps its
+  // empty bucket. Without a keyed hash both limiters would be evicted.
+  const RateLimit policy{.requests = 4, .window_ms = 1'000'000, .addresses_max = 4096};
+  RateLimiter known(policy, key_a);
+  RateLimiter unknown(policy, key_b);
+  const std::size_t victim_set = known.set_of(client_a);
+  std::vector<ClientKey> aimed;
+  for (std::uint64_t i = 0; aimed.size() < RateLimiter::ways_per_set; ++i) {
+    if (known.set_of(flood_key(i)) == victim_set) aimed.push_back(flood_key(i));
+  }
+  std::size_t aimed_in_victim_set_unknown = 0;
+  for (const ClientKey& key : aimed) aimed_in_victim_set_unknown += unknown.set_of(key) == unknown.set_of(client_a);
+  EXPECT_LT(aimed_in_victim_set_unknown, RateLimiter::ways_per_set);
+
+  for (RateLimiter* limiter : {&known, &unknown}) {
+    EXPECT_EQ(drain(*limiter, client_a, 0), 4u);
+    std::uint64_t now_ms = 1;
+    for (const ClientKey& key : aimed) limiter->take(key, now_ms++);
+  }
+  EXPECT_EQ(known.evictions(), 1u);
+  EXPECT_TRUE(known.take(client_a, 100).allowed) << "evicted: a fresh, full bucket";
+  EXPECT_EQ(unknown.evictions(), 0u);
+  EXPECT_FALSE(unknown.take(client_a, 100).allowed) << "not evicted: still empty";
+}
+
+TEST(RateLimit, the_process_key_is_drawn_once_and_used_by_default) {
+  const SipKey& key = RateLimiter::process_key();
+  EXPECT_EQ(&key, &RateLimiter::process_key());
+  EXPECT_NE(key, SipKey{}) << "128 random bits are all zero once in 2^128";
+  const RateLimit policy{.requests = 1, .addresses_max = 4096};
+  const RateLimiter by_default(policy);
+  const RateLimiter given(policy, key);
+  for (std::uint64_t i = 0; i < 1000; ++i) ASSERT_EQ(by_default.set_of(flood_key(i)), given.set_of(flood_key(i)));
+}
+
 TEST(RateLimit, capacity_is_addresses_max_rounded_up_to_whole_power_of_two_sets) {
   EXPECT_EQ(RateLimiter(RateLimit{.requests = 1, .addresses_max = 1}).capacity(), 8u);
   EXPECT_EQ(RateLimiter(RateLimit{.requests = 1, .addresses_max = 8}).capacity(), 8u);
@@ -176,7 +258,7 @@ TEST(RateLimit, a_full_set_evicts_the_least_recently_used) {
 
 TEST(RateLimit, an_address_flood_keeps_the_table_bounded) {
   constexpr std::uint64_t flood_addresses = 100'000;
-  RateLimiter limiter(RateLimit{.requests = 10, .window_ms = 1000, .addresses_max = 4096});
+  RateLimiter limiter(RateLimit{.requests = 10, .window_ms = 1000, .addresses_max = 4096}, key_a);
   ASSERT_EQ(limiter.capacity(), 4096u);
   for (std::uint64_t i = 0; i < flood_addresses; ++i) {
     ASSERT_TRUE(limiter.take(flood_key(i), i).allowed) << i;  // a new address starts full
