@@ -15,8 +15,8 @@
 namespace ringhttp::server {
 
 // The statuses this server can send; one counter each.
-inline constexpr std::array<std::uint16_t, 18> counted_statuses = {
-    100, 200, 204, 400, 401, 404, 405, 408, 413, 414, 415, 422, 429, 431, 500, 501, 503, 0};
+inline constexpr std::array<std::uint16_t, 19> counted_statuses = {
+    100, 200, 204, 400, 401, 404, 405, 408, 413, 414, 415, 422, 429, 431, 500, 501, 503, 505, 0};
 
 // Index of `status` in counted_statuses; a switch, since it runs per response.
 constexpr std::size_t status_index(std::uint16_t status) {
@@ -38,6 +38,7 @@ constexpr std::size_t status_index(std::uint16_t status) {
     case 500: return 14;
     case 501: return 15;
     case 503: return 16;
+    case 505: return 17;
     default: return counted_statuses.size() - 1;  // "other": a status added without a counter
   }
 }

@@ -34,6 +34,8 @@ inline constexpr std::string_view internal_error =
     "HTTP/1.1 500 Internal Server Error\r\n" RINGHTTP_SERVER_HEADER "Content-Type: text/plain\r\n";
 inline constexpr std::string_view not_implemented =
     "HTTP/1.1 501 Not Implemented\r\n" RINGHTTP_SERVER_HEADER "Content-Type: text/plain\r\n";
+inline constexpr std::string_view version_not_supported =
+    "HTTP/1.1 505 HTTP Version Not Supported\r\n" RINGHTTP_SERVER_HEADER "Content-Type: text/plain\r\n";
 
 inline constexpr std::string_view method_not_allowed =  // an Allow block follows, from the route table
     "HTTP/1.1 405 Method Not Allowed\r\n" RINGHTTP_SERVER_HEADER "Content-Type: text/plain\r\n";
@@ -80,6 +82,7 @@ constexpr ErrorResponse error_response(int status) {
     case 414: return {uri_too_long, "URI Too Long\n"};
     case 431: return {header_too_large, "Request Header Fields Too Large\n"};
     case 501: return {not_implemented, "Not Implemented\n"};
+    case 505: return {version_not_supported, "HTTP Version Not Supported\n"};
     default: return {internal_error, "Internal Server Error\n"};
   }
 }

@@ -8,17 +8,6 @@
 namespace ringhttp::http {
 namespace {
 
-// Bytes of framing a header line costs beyond its name and value (": " and
-// CRLF), and a request line beyond method, target and version (two spaces
-// and CRLF), so the header limit counts what the peer really sent, near
-// enough: optional whitespace is not counted.
-constexpr std::size_t header_line_overhead_bytes = 4;
-// The request line's method and version are not reported byte by byte (the
-// callbacks would cost more than they tell): llhttp accepts only known
-// methods (at most 13 bytes, "MKACTIVITY" and kin) and "HTTP/x.y", so a fixed
-// allowance covers them along with the two spaces and CRLF.
-constexpr std::size_t request_line_overhead_bytes = 13 + 8 + 4;
-
 RequestParser& self(llhttp_t* p) { return *static_cast<RequestParser*>(p->data); }
 
 using text::ascii_lower;
@@ -44,7 +33,35 @@ constexpr KeptName kept_names[] = {
 // Whether a header name starting with `first` (lower case) may be one the
 // parser inspects: Expect, Transfer-Encoding or a kept one.
 constexpr bool may_be_inspected(char first) {
-  return first == 'e' || first == 't' || first == 'c' || first == 'a' || first == 'o';
+  return first == 'e' || first == 't' || first == 'c' || first == 'a' || first == 'o' || first == 'h';
+}
+
+// RFC 9110 section 7.2: Host is uri-host [":" port], where uri-host is a
+// reg-name (unreserved, pct-encoded, sub-delims), an IPv4 address or an IP
+// literal in brackets. Anything else (a space inside, '/', '@', a control
+// byte) is an invalid Host value.
+constexpr bool is_host_byte(char c) {
+  if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')) return true;
+  switch (c) {
+    case '-': case '.': case '_': case '~': case '%': case '!': case '$': case '&': case '\'':
+    case '(': case ')': case '*': case '+': case ',': case ';': case '=': case ':': case '[': case ']':
+      return true;
+    default: return false;
+  }
+}
+
+constexpr bool is_space_or_tab(char c) { return c == ' ' || c == '\t'; }
+
+// "http://" or "https://", case-insensitively: the absolute form of a
+// request target (RFC 9112 section 3.2.2), which a server must accept.
+std::size_t absolute_form_prefix(std::string_view target) {
+  for (const std::string_view scheme : {std::string_view("http://"), std::string_view("https://")}) {
+    if (target.size() < scheme.size()) continue;
+    bool match = true;
+    for (std::size_t i = 0; i < scheme.size() && match; ++i) match = ascii_lower(target[i]) == scheme[i];
+    if (match) return scheme.size();
+  }
+  return 0;
 }
 
 Method method_of(std::uint8_t m) {
@@ -70,6 +87,10 @@ int status_for(ParseError error) {
     case ParseError::header_too_large: return 431;
     case ParseError::body_too_large: return 413;
     case ParseError::unsupported_transfer_coding: return 501;
+    case ParseError::bad_host: return 400;
+    case ParseError::unsupported_version: return 505;
+    case ParseError::bad_framing: return 400;
+    case ParseError::framing_too_large: return 400;
     case ParseError::count_: break;
   }
   assert(false && "unknown ParseError");
@@ -85,6 +106,10 @@ const char* metric_name(ParseError error) {
     case ParseError::header_too_large: return "header_too_large";
     case ParseError::body_too_large: return "body_too_large";
     case ParseError::unsupported_transfer_coding: return "unsupported_transfer_coding";
+    case ParseError::bad_host: return "bad_host";
+    case ParseError::unsupported_version: return "unsupported_version";
+    case ParseError::bad_framing: return "bad_framing";
+    case ParseError::framing_too_large: return "framing_too_large";
     case ParseError::count_: break;
   }
   return "unknown";
@@ -100,6 +125,7 @@ const llhttp_settings_t& RequestParser::settings() {
     out.on_header_value = &RequestParser::on_header_value;
     out.on_headers_complete = &RequestParser::on_headers_complete;
     out.on_body = &RequestParser::on_body;
+    out.on_chunk_header = &RequestParser::on_chunk_header;
     out.on_message_complete = &RequestParser::on_message_complete;
     return out;
   }();
@@ -116,39 +142,118 @@ void RequestParser::reset(const Limits& limits, RequestEvents* events) {
   error_ = ParseError::none;
   in_message_ = false;
   headers_done_ = false;
+  pending_ = Pending::none;
+  cr_pending_ = false;
+  crlf_due_ = false;
+  line_start_ = false;
+  past_headers_ = false;
+  framing_run_bytes_ = 0;
 }
 
 RequestParser::Result RequestParser::feed(const char* data, std::size_t len) {
   assert(error_ == ParseError::none);
-  const llhttp_errno_t rc = llhttp_execute(&llhttp_, data, len);
-  switch (rc) {
-    case HPE_OK: return {Status::done, len};
-    case HPE_PAUSED: {
-      const std::size_t consumed = std::size_t(llhttp_get_error_pos(&llhttp_) - data);
-      assert(consumed <= len);
-      llhttp_resume(&llhttp_);
-      return {Status::paused, consumed};
+  const char* const end = data + len;
+  const char* pos = data;
+  scan_from_ = data;
+  while (true) {
+    const llhttp_errno_t rc = llhttp_execute(&llhttp_, pos, std::size_t(end - pos));
+    if (rc == HPE_OK) {
+      if (!scan_framing(scan_from_, end)) return {Status::error, std::size_t(end - data)};
+      scan_from_ = end;
+      return {Status::done, len};
     }
-    case HPE_PAUSED_UPGRADE:
+    const char* const at = llhttp_get_error_pos(&llhttp_);
+    assert(at >= pos && at <= end);
+    if (rc == HPE_PAUSED) {
+      // Paused by our own callbacks at the end of a header section or a
+      // request: check its framing, then tell the caller.
+      const Result r = deliver(data, at);
+      if (r.status != Status::done) return r;
+      pos = at;
+      continue;
+    }
+    if (rc == HPE_PAUSED_UPGRADE) {
       // Upgrade and CONNECT are not served; the caller answers the request it
       // already has and closes.
-      return {Status::upgrade, std::size_t(llhttp_get_error_pos(&llhttp_) - data)};
-    default: break;
-  }
-  if (error_ == ParseError::none) {
-    if (rc == HPE_UNEXPECTED_CONTENT_LENGTH) {
-      error_ = ParseError::ambiguous_length;
-    } else if (rc == HPE_INVALID_TRANSFER_ENCODING && !transfer_encoding_chunked_only_) {
-      error_ = ParseError::unsupported_transfer_coding;
-    } else {
-      error_ = ParseError::malformed;
+      return {Status::upgrade, std::size_t(at - data)};
     }
+    // llhttp refused a byte. A framing rule broken before it is the
+    // earlier fault and is reported instead, so the verdict is the same
+    // however the input was split.
+    if (error_ == ParseError::none && scan_framing(scan_from_, at)) {
+      if (rc == HPE_UNEXPECTED_CONTENT_LENGTH) {
+        error_ = ParseError::ambiguous_length;
+      } else if (rc == HPE_INVALID_TRANSFER_ENCODING && !transfer_encoding_chunked_only_) {
+        error_ = ParseError::unsupported_transfer_coding;
+      } else {
+        error_ = ParseError::malformed;
+      }
+    }
+    return {Status::error, std::size_t(at - data)};
   }
-  return {Status::error, std::size_t(llhttp_get_error_pos(&llhttp_) - data)};
+}
+
+// llhttp stopped right after a header section or a request (`at`): its
+// framing is checked up to there before anyone acts on it.
+RequestParser::Result RequestParser::deliver(const char* data, const char* at) {
+  const Pending pending = pending_;
+  pending_ = Pending::none;
+  assert(pending != Pending::none);
+  if (!scan_framing(scan_from_, at)) return {Status::error, std::size_t(at - data)};
+  scan_from_ = at;
+  llhttp_resume(&llhttp_);
+  if (pending == Pending::headers) {
+    // What follows is chunked framing or body data, not the header section.
+    past_headers_ = true;
+    framing_run_bytes_ = 0;
+    if (head_.expect_continue && events_ != nullptr) events_->on_request_headers(head_);
+    return {Status::done, std::size_t(at - data)};
+  }
+  // The next request's framing starts here.
+  past_headers_ = false;
+  framing_run_bytes_ = 0;
+  const bool pause = events_ != nullptr && events_->on_request(head_);
+  return {pause ? Status::paused : Status::done, std::size_t(at - data)};
+}
+
+bool RequestParser::scan_framing(const char* from, const char* to) {
+  assert(from <= to);
+  // Every framing byte counts against the limit (spaces llhttp skips
+  // without a callback included); the byte that crosses it is the fault.
+  const std::size_t allowed = limits_.header_bytes_max - std::min(framing_run_bytes_, limits_.header_bytes_max);
+  const char* const stop = std::size_t(to - from) > allowed ? from + allowed : to;
+  for (const char* p = from; p < stop; ++p) {
+    const char c = *p;
+    if (crlf_due_) {
+      // Chunk data is followed by exactly CRLF (llhttp 8.1 skips two bytes).
+      if (c != '\r') return refuse(ParseError::bad_framing);
+      crlf_due_ = false;
+      cr_pending_ = true;
+      continue;
+    }
+    if (cr_pending_) {
+      if (c != '\n') return refuse(ParseError::bad_framing);
+      cr_pending_ = false;
+      line_start_ = true;
+      continue;
+    }
+    if (c == '\r') {
+      cr_pending_ = true;
+      line_start_ = false;
+      continue;
+    }
+    // A line that starts with whitespace is obsolete line folding (RFC 9112
+    // section 5.2), which a server must refuse or unfold: refused.
+    if (line_start_ && is_space_or_tab(c)) return refuse(ParseError::bad_framing);
+    line_start_ = c == '\n';
+  }
+  framing_run_bytes_ += std::size_t(stop - from);
+  if (stop != to) return refuse(past_headers_ ? ParseError::framing_too_large : ParseError::header_too_large);
+  return true;
 }
 
 int RequestParser::fail(ParseError error) {
-  error_ = error;
+  if (error_ == ParseError::none) error_ = error;
   return -1;
 }
 
@@ -170,14 +275,16 @@ int RequestParser::on_message_begin(llhttp_t* p) {
   for (KeptSpan& k : s.kept_) k = KeptSpan{};
   s.body_len_ = 0;
   s.body_truncated_ = false;
-  s.header_bytes_ = request_line_overhead_bytes;
   s.body_bytes_ = 0;
+  s.name_last_ = 0;
+  s.host_count_ = 0;
+  s.host_invalid_ = false;
+  s.chunk_left_ = 0;
   return 0;
 }
 
 int RequestParser::on_url(llhttp_t* p, const char* at, std::size_t len) {
   RequestParser& s = self(p);
-  if (!s.count_header_bytes(len)) return s.fail(ParseError::header_too_large);
   if (s.target_len_ + len > target_bytes_max) return s.fail(ParseError::target_too_long);
   std::memcpy(s.target_ + s.target_len_, at, len);
   s.target_len_ = std::uint16_t(s.target_len_ + len);
@@ -191,6 +298,11 @@ void RequestParser::classify_name() {
   } else if (!name_skipped_ && name == "transfer-encoding") {
     inspected_ = Inspected::transfer_encoding;
     transfer_encoding_seen_ = true;
+  } else if (!name_skipped_ && name == "host") {
+    inspected_ = Inspected::host;
+    if (host_count_ < 2) ++host_count_;
+    host_started_ = false;
+    host_space_after_ = false;
   } else {
     inspected_ = Inspected::other;
     if (!name_skipped_) {
@@ -244,9 +356,8 @@ int RequestParser::on_header_field(llhttp_t* p, const char* at, std::size_t len)
     // header costs this one comparison.
     const char first = len > 0 ? ascii_lower(at[0]) : 'e';
     s.name_skipped_ = !may_be_inspected(first);
-    if (!s.count_header_bytes(header_line_overhead_bytes)) return s.fail(ParseError::header_too_large);
   }
-  if (!s.count_header_bytes(len)) return s.fail(ParseError::header_too_large);
+  if (len > 0) s.name_last_ = at[len - 1];
   if (s.name_skipped_) return 0;
   if (s.name_len_ + len > inspected_name_bytes_max) {
     s.name_skipped_ = true;  // longer than any inspected name
@@ -259,11 +370,17 @@ int RequestParser::on_header_field(llhttp_t* p, const char* at, std::size_t len)
 int RequestParser::on_header_value(llhttp_t* p, const char* at, std::size_t len) {
   RequestParser& s = self(p);
   if (s.line_ != Line::value) {
+    // llhttp 8.1 takes "Host : x" with the space in the name; RFC 9112
+    // section 5.1 says whitespace before the colon must be refused with 400.
+    if (is_space_or_tab(s.name_last_)) return s.fail(ParseError::malformed);
     s.line_ = Line::value;
     s.classify_name();
   }
-  if (!s.count_header_bytes(len)) return s.fail(ParseError::header_too_large);
   if (s.inspected_ == Inspected::other) return 0;
+  if (s.inspected_ == Inspected::host) {
+    for (std::size_t i = 0; i < len; ++i) s.check_host_byte(at[i]);
+    return 0;
+  }
   if (s.inspected_ == Inspected::kept) {
     // Kept as sent (a token and an origin are case-sensitive).
     if (s.kept_overflow_) return 0;
@@ -285,6 +402,50 @@ int RequestParser::on_header_value(llhttp_t* p, const char* at, std::size_t len)
   return 0;
 }
 
+void RequestParser::check_host_byte(char c) {
+  if (is_space_or_tab(c)) {
+    host_space_after_ = host_started_;
+  } else if (host_space_after_ || !is_host_byte(c)) {
+    host_invalid_ = true;
+  } else {
+    host_started_ = true;
+  }
+}
+
+// What RFC 9112 requires of a request llhttp 8.1 accepted: an HTTP/1 major
+// version (section 2.3), one valid Host in HTTP/1.1 (section 3.2), a
+// request target in origin, absolute or asterisk form (section 3.2).
+ParseError RequestParser::check_head(const llhttp_t* p) {
+  if (p->http_major != 1) return ParseError::unsupported_version;
+  if (host_count_ > 1 || host_invalid_) return ParseError::bad_host;
+  if (host_count_ == 0 && p->http_minor >= 1) return ParseError::bad_host;
+  if (p->method == HTTP_CONNECT) return ParseError::none;  // authority form; refused as an upgrade
+  const std::string_view target(target_, target_len_);
+  if (target == "*") return p->method == HTTP_OPTIONS ? ParseError::none : ParseError::malformed;
+  if (!target.empty() && target.front() == '/') return ParseError::none;
+  if (absolute_form_prefix(target) == 0) return ParseError::malformed;
+  normalize_target();
+  return ParseError::none;
+}
+
+// The absolute form is routed by its path and query: "http://h/p?q" becomes
+// "/p?q", "http://h?q" becomes "/?q" and "http://h" becomes "/" (RFC 9112
+// section 3.2.2: the authority replaces Host, which was still required).
+void RequestParser::normalize_target() {
+  const std::string_view target(target_, target_len_);
+  const std::size_t authority = absolute_form_prefix(target);
+  std::size_t path = target.find_first_of("/?", authority);
+  if (path == std::string_view::npos) path = target.size();
+  std::size_t len = target.size() - path;
+  const bool needs_slash = path == target.size() || target[path] == '?';
+  std::memmove(target_ + (needs_slash ? 1 : 0), target_ + path, len);
+  if (needs_slash) {
+    target_[0] = '/';
+    ++len;
+  }
+  target_len_ = std::uint16_t(len);
+}
+
 int RequestParser::on_headers_complete(llhttp_t* p) {
   RequestParser& s = self(p);
   if (s.line_ == Line::value) {
@@ -296,11 +457,13 @@ int RequestParser::on_headers_complete(llhttp_t* p) {
   s.line_ = Line::none;
   s.headers_done_ = true;
   const bool has_length = (p->flags & F_CONTENT_LENGTH) != 0;
+  const bool chunked = (p->flags & F_CHUNKED) != 0;
   // Both framings at once is the classic request-smuggling vector: refuse.
   if (has_length && s.transfer_encoding_seen_) return s.fail(ParseError::ambiguous_length);
   if (s.transfer_encoding_seen_ && !s.transfer_encoding_chunked_only_) {
     return s.fail(ParseError::unsupported_transfer_coding);
   }
+  if (const ParseError e = s.check_head(p); e != ParseError::none) return s.fail(e);
   if (has_length && p->content_length > s.limits_.body_bytes_max) return s.fail(ParseError::body_too_large);
   RequestHead& head = s.head_;
   head.llhttp_method = p->method;
@@ -310,10 +473,14 @@ int RequestParser::on_headers_complete(llhttp_t* p) {
   head.version_minor = p->http_minor;
   // llhttp_should_keep_alive() without its response-only half (a request
   // never needs the connection's end to delimit its body), inlined: HTTP/1.1
-  // keeps alive unless told to close, HTTP/1.0 only when asked.
-  head.keep_alive = p->http_major > 0 && p->http_minor > 0 ? (p->flags & F_CONNECTION_CLOSE) == 0
-                                                           : (p->flags & F_CONNECTION_KEEP_ALIVE) != 0;
-  head.has_body = (has_length && p->content_length > 0) || (p->flags & F_CHUNKED) != 0;
+  // keeps alive unless told to close, HTTP/1.0 only when asked. An HTTP/1.0
+  // request with Transfer-Encoding closes after its response whatever it
+  // asked (RFC 9112 section 6.1: its framing may have been misread on the
+  // way).
+  const bool http10 = p->http_minor == 0;
+  head.keep_alive = !http10 ? (p->flags & F_CONNECTION_CLOSE) == 0
+                            : (p->flags & F_CONNECTION_KEEP_ALIVE) != 0 && !s.transfer_encoding_seen_;
+  head.has_body = (has_length && p->content_length > 0) || chunked;
   head.expect_continue = s.expect_continue_ && head.has_body;
   for (std::size_t i = 0; i < kept_header_kinds; ++i) {
     const KeptSpan& span = s.kept_[i];
@@ -321,13 +488,35 @@ int RequestParser::on_headers_complete(llhttp_t* p) {
   }
   head.body = {};
   head.body_truncated = false;
-  // Only an Expect: 100-continue needs an answer before the body.
-  if (head.expect_continue && s.events_ != nullptr) s.events_->on_request_headers(head);
+  // Pause where the header section ends when what follows is not plain
+  // body data (chunked framing, whose lines the scanner must tell from the
+  // header section) or when 100 Continue is due: feed() checks the framing
+  // up to here first.
+  if (!chunked && !head.expect_continue) return 0;
+  s.pending_ = Pending::headers;
+  return HPE_PAUSED;
+}
+
+int RequestParser::on_chunk_header(llhttp_t* p) {
+  self(p).chunk_left_ = p->content_length;
   return 0;
 }
 
 int RequestParser::on_body(llhttp_t* p, const char* at, std::size_t len) {
   RequestParser& s = self(p);
+  // The framing before this body data is checked now, and the data skipped.
+  if (!s.scan_framing(s.scan_from_, at)) return -1;
+  s.scan_from_ = at + len;
+  s.past_headers_ = true;
+  s.framing_run_bytes_ = 0;
+  s.line_start_ = false;
+  if ((p->flags & F_CHUNKED) != 0) {
+    // llhttp never reports more data than the chunk's size; were it to,
+    // the framing could not be trusted.
+    if (len > s.chunk_left_) return s.fail(ParseError::bad_framing);
+    s.chunk_left_ -= len;
+    s.crlf_due_ = s.chunk_left_ == 0;
+  }
   if (!s.body_truncated_) {
     if (body_kept_bytes_max - s.body_len_ < len) {
       s.body_truncated_ = true;
@@ -346,8 +535,9 @@ int RequestParser::on_message_complete(llhttp_t* p) {
   s.in_message_ = false;
   s.head_.body = std::string_view(s.body_, s.body_len_);
   s.head_.body_truncated = s.body_truncated_;
-  const bool pause = s.events_ != nullptr && s.events_->on_request(s.head_);
-  return pause ? HPE_PAUSED : 0;
+  // Delivered by feed() once the request's framing has been checked.
+  s.pending_ = Pending::message;
+  return HPE_PAUSED;
 }
 
 std::string_view RequestHead::method_name() const { return llhttp_method_name(llhttp_method_t(llhttp_method)); }

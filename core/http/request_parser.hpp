@@ -1,6 +1,18 @@
 #pragma once
 // HTTP/1.1 request parsing over llhttp: pure, bytes in and events out, no
-// sockets. Input may arrive split at any byte; the parser keeps what it must
+// sockets.
+//
+// Strict where llhttp 8.1 (Debian's) is lenient. Its generated parser skips
+// the byte after a CR without looking at it, so `\r\n\rX` ends a header
+// section, a chunk-size line may end in `\rX`, and the two bytes after chunk
+// data are never checked: each lets a second, smuggled request through. So
+// every framing byte (all but body data: request line, header section,
+// chunk-size lines and trailers) passes a small scanner of our own as well:
+// a CR must be followed by LF, chunk data must be followed by exactly CRLF,
+// no line may start with whitespace (obsolete folding), and every framing
+// byte counts against the header limit. A request's events are delivered
+// only once the scanner has seen every byte up to its end (llhttp is paused
+// there), so no request is answered whose framing was not checked. Input may arrive split at any byte; the parser keeps what it must
 // (the request target, bounded) and nothing else, so the caller may recycle
 // each input buffer as soon as feed() returns, except the unconsumed tail of
 // a paused feed. It also keeps the few header values routes and middleware
@@ -18,12 +30,16 @@ namespace ringhttp::http {
 // Why a request was refused. Each kind maps to one status and one counter.
 enum class ParseError : std::uint8_t {
   none = 0,
-  malformed,                    // 400: not HTTP/1.x
+  malformed,                    // 400: not HTTP/1.x (whitespace before a header's colon included)
   ambiguous_length,             // 400: Content-Length with Transfer-Encoding, or two Content-Lengths
   target_too_long,              // 414: request target over target_bytes_max
   header_too_large,             // 431: header section over the limit
   body_too_large,               // 413: body over the limit
   unsupported_transfer_coding,  // 501: a transfer coding other than chunked
+  bad_host,                     // 400: HTTP/1.1 without Host, two Hosts, or a Host that is not a host[:port]
+  unsupported_version,          // 505: an HTTP major version other than 1
+  bad_framing,                  // 400: a CR not followed by LF, chunk data not ended by CRLF, a folded line
+  framing_too_large,            // 400: a chunk-size line (extensions included) or trailers over the header limit
   count_,
 };
 inline constexpr std::size_t parse_error_kinds = std::size_t(ParseError::count_);
@@ -136,7 +152,7 @@ class RequestParser {
   // Where the parser is inside a header line, to see a name end when its
   // value starts and a value end when the next name (or the blank line)
   // starts, without a callback per completion.
-  enum class Inspected : std::uint8_t { other, expect, transfer_encoding, kept };
+  enum class Inspected : std::uint8_t { other, expect, transfer_encoding, host, kept };
   enum class Line : std::uint8_t { none, name, value };
 
   static int on_message_begin(llhttp_t* p);
@@ -148,13 +164,26 @@ class RequestParser {
   static int on_message_complete(llhttp_t* p);
   static const llhttp_settings_t& settings();
 
-  bool count_header_bytes(std::size_t len) {
-    header_bytes_ += len;
-    return header_bytes_ <= limits_.header_bytes_max;
+  // Why llhttp was paused by our own callbacks: a complete header section
+  // to check (and answer 100 Continue to), or a complete request.
+  enum class Pending : std::uint8_t { none, headers, message };
+
+  static int on_chunk_header(llhttp_t* p);
+  int fail(ParseError error);  // for callbacks: records the error, returns llhttp's "stop"
+  bool refuse(ParseError error) {
+    fail(error);
+    return false;
   }
-  int fail(ParseError error);
   void end_header_line();
   void classify_name();
+  void check_host_byte(char c);
+  ParseError check_head(const llhttp_t* p);
+  void normalize_target();
+  // Scans framing bytes [from, to) of the current feed; false (error_ set)
+  // at the first byte that breaks a rule. Deterministic per byte, so the
+  // verdict does not depend on how the input was split.
+  bool scan_framing(const char* from, const char* to);
+  Result deliver(const char* data, const char* at);
 
   llhttp_t llhttp_{};
   RequestEvents* events_ = nullptr;
@@ -185,7 +214,21 @@ class RequestParser {
   std::uint16_t body_len_ = 0;
   bool body_truncated_ = false;
   std::uint16_t target_len_ = 0;
-  std::size_t header_bytes_ = 0;
+  char name_last_ = 0;          // the last byte of the current header name
+  std::uint8_t host_count_ = 0;  // Host lines in this request (saturates at 2)
+  bool host_invalid_ = false;
+  bool host_started_ = false;    // a non-whitespace byte of the Host value seen
+  bool host_space_after_ = false;  // whitespace after it: only trailing whitespace may follow
+  std::uint64_t chunk_left_ = 0;  // data bytes of the current chunk not yet seen
+  Pending pending_ = Pending::none;
+  // The framing scanner (see the top of this file). Its state carries over
+  // feeds; scan_from_ is where the current feed's unscanned framing starts.
+  const char* scan_from_ = nullptr;
+  bool cr_pending_ = false;      // the last framing byte was a CR: LF must follow
+  bool crlf_due_ = false;        // chunk data just ended: CR must follow (then LF)
+  bool line_start_ = false;      // the last framing byte was an LF
+  bool past_headers_ = false;    // the scanner is past this request's header section
+  std::size_t framing_run_bytes_ = 0;  // framing bytes since the request began or the last body byte
   std::uint64_t body_bytes_ = 0;
   RequestHead head_;  // built once the header section is complete
   char name_[inspected_name_bytes_max];

@@ -70,7 +70,7 @@ struct Parsed {
 
 const std::string two_requests =
     "GET /plaintext HTTP/1.1\r\nHost: a\r\n\r\n"
-    "POST /json?x=1 HTTP/1.1\r\nHost: a\r\nContent-Length: 26\r\n\r\nGET /smuggled HTTP/1.1\r\n\r\n";
+    "POST /json?x=1 HTTP/1.1\r\nHost: a\r\nContent-Length: 35\r\n\r\nGET /smuggled HTTP/1.1\r\nHost: a\r\n\r\n";
 
 TEST(RequestParser, parses_pipelined_requests_at_every_split) {
   for (std::size_t step = 1; step <= two_requests.size(); ++step) {
@@ -103,8 +103,8 @@ TEST(RequestParser, keep_alive_follows_version_and_connection_header) {
   } cases[] = {
       {"GET / HTTP/1.0\r\n\r\n", false},
       {"GET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\n", true},
-      {"GET / HTTP/1.1\r\n\r\n", true},
-      {"GET / HTTP/1.1\r\nConnection: close\r\n\r\n", false},
+      {"GET / HTTP/1.1\r\nHost: a\r\n\r\n", true},
+      {"GET / HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n", false},
   };
   for (const auto& c : cases) {
     Parsed p;
@@ -117,7 +117,7 @@ TEST(RequestParser, keep_alive_follows_version_and_connection_header) {
 TEST(RequestParser, chunked_body_is_consumed) {
   Parsed p;
   const std::string in =
-      "POST /a HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\nGET /b HTTP/1.1\r\n\r\n";
+      "POST /a HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\nGET /b HTTP/1.1\r\nHost: a\r\n\r\n";
   for (std::size_t step = 1; step <= in.size(); ++step) {
     Parsed q;
     ASSERT_NE(q.feed_all(in, step), RequestParser::Status::error);
@@ -129,8 +129,8 @@ TEST(RequestParser, chunked_body_is_consumed) {
 TEST(RequestParser, expect_continue_is_reported_with_a_body_only) {
   Parsed p;
   p.feed_all(
-      "POST /a HTTP/1.1\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\nok"
-      "GET /b HTTP/1.1\r\nExpect: 100-continue\r\n\r\n",
+      "POST /a HTTP/1.1\r\nHost: a\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\nok"
+      "GET /b HTTP/1.1\r\nHost: a\r\nExpect: 100-continue\r\n\r\n",
       7);
   EXPECT_EQ(p.events.continues, 1);
   EXPECT_EQ(p.events.seen.size(), 2u);
@@ -143,22 +143,22 @@ struct BadCase {
 };
 
 TEST(RequestParser, each_bad_input_maps_to_its_error_and_status) {
-  const std::string big_header = "GET / HTTP/1.1\r\nX: " + std::string(9000, 'a') + "\r\n\r\n";
+  const std::string big_header = "GET / HTTP/1.1\r\nHost: a\r\nX: " + std::string(9000, 'a') + "\r\n\r\n";
   const std::vector<BadCase> cases = {
       {"malformed", "GARBAGE\r\n\r\n", ParseError::malformed},
       {"bad version", "GET / HTTP/x\r\n\r\n", ParseError::malformed},
-      {"cl and te", "POST / HTTP/1.1\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n",
+      {"cl and te", "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n",
        ParseError::ambiguous_length},
-      {"te and cl", "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\nContent-Length: 5\r\n\r\n",
+      {"te and cl", "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\nContent-Length: 5\r\n\r\n",
        ParseError::ambiguous_length},
-      {"two lengths", "POST / HTTP/1.1\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\n",
+      {"two lengths", "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\n",
        ParseError::ambiguous_length},
-      {"gzip", "POST / HTTP/1.1\r\nTransfer-Encoding: gzip\r\n\r\n", ParseError::unsupported_transfer_coding},
-      {"gzip, chunked", "POST / HTTP/1.1\r\nTransfer-Encoding: gzip, chunked\r\n\r\n",
+      {"gzip", "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: gzip\r\n\r\n", ParseError::unsupported_transfer_coding},
+      {"gzip, chunked", "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: gzip, chunked\r\n\r\n",
        ParseError::unsupported_transfer_coding},
       {"header too large", big_header, ParseError::header_too_large},
-      {"body too large", "POST / HTTP/1.1\r\nContent-Length: 2000000\r\n\r\n", ParseError::body_too_large},
-      {"target too long", "GET /" + std::string(3000, 'a') + " HTTP/1.1\r\n\r\n", ParseError::target_too_long},
+      {"body too large", "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 2000000\r\n\r\n", ParseError::body_too_large},
+      {"target too long", "GET /" + std::string(3000, 'a') + " HTTP/1.1\r\nHost: a\r\n\r\n", ParseError::target_too_long},
   };
   for (const BadCase& c : cases) {
     for (std::size_t step : {std::size_t(1), std::size_t(3), c.input.size()}) {
@@ -176,7 +176,7 @@ TEST(RequestParser, each_bad_input_maps_to_its_error_and_status) {
 
 TEST(RequestParser, only_the_exact_header_names_are_inspected) {
   const std::string in =
-      "POST /a HTTP/1.1\r\nExpectation: 100-continue\r\nX-Transfer-Encoding: gzip\r\n"
+      "POST /a HTTP/1.1\r\nHost: a\r\nExpectation: 100-continue\r\nX-Transfer-Encoding: gzip\r\n"
       "transfer-encodinG: chunked\r\nT: x\r\nE:\r\n\r\n0\r\n\r\n";
   for (std::size_t step = 1; step <= in.size(); ++step) {
     Parsed p;
@@ -190,7 +190,7 @@ TEST(RequestParser, chunked_body_over_limit_is_refused) {
   RequestParser::Limits limits;
   limits.body_bytes_max = 4;
   Parsed p(limits);
-  EXPECT_EQ(p.feed_all("POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n", 3),
+  EXPECT_EQ(p.feed_all("POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n", 3),
             RequestParser::Status::error);
   EXPECT_EQ(p.parser.error(), ParseError::body_too_large);
 }
@@ -214,7 +214,7 @@ const std::string& kept(const Seen& s, KeptHeader h) { return s.kept[std::size_t
 
 TEST(RequestParser, keeps_the_application_headers_and_body_at_every_split) {
   const std::string in =
-      "POST /echo HTTP/1.1\r\nCONTENT-type:  application/json; charset=utf-8 \r\n"
+      "POST /echo HTTP/1.1\r\nHost: a\r\nCONTENT-type:  application/json; charset=utf-8 \r\n"
       "Authorization: Bearer aB.cD.eF\r\nOrigin: https://App.example\r\nContent-Length: 12\r\n"
       "Access-Control-Request-Method: PUT\r\nAccess-Control-Request-Headers: x-a, x-b\r\n"
       "Accept: */*\r\nOriginal: no\r\n\r\n{\"name\":\"a\"}"
@@ -241,7 +241,7 @@ TEST(RequestParser, keeps_the_application_headers_and_body_at_every_split) {
 TEST(RequestParser, a_repeated_or_oversized_kept_header_is_unusable) {
   Parsed p;
   const std::string token(RequestParser::kept_value_bytes_max + 1, 'x');
-  p.feed_all("GET / HTTP/1.1\r\nOrigin: https://a\r\norigin: https://b\r\nAuthorization: Bearer " + token +
+  p.feed_all("GET / HTTP/1.1\r\nHost: a\r\nOrigin: https://a\r\norigin: https://b\r\nAuthorization: Bearer " + token +
                  "\r\nContent-Type: text/plain\r\n\r\n",
              100);
   ASSERT_EQ(p.events.seen.size(), 1u);
@@ -256,8 +256,8 @@ TEST(RequestParser, a_body_over_the_kept_size_is_read_but_not_kept) {
   Parsed p;
   const std::string big(RequestParser::body_kept_bytes_max + 1, 'b');
   const std::string fits(RequestParser::body_kept_bytes_max, 'f');
-  const std::string in = "POST /a HTTP/1.1\r\nContent-Length: " + std::to_string(big.size()) + "\r\n\r\n" + big +
-                         "POST /b HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n" + "1000\r\n" + fits +
+  const std::string in = "POST /a HTTP/1.1\r\nHost: a\r\nContent-Length: " + std::to_string(big.size()) + "\r\n\r\n" + big +
+                         "POST /b HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n" + "1000\r\n" + fits +
                          "\r\n0\r\n\r\n";
   for (std::size_t step : {std::size_t(1000), std::size_t(4096), in.size()}) {
     Parsed q;
@@ -268,6 +268,177 @@ TEST(RequestParser, a_body_over_the_kept_size_is_read_but_not_kept) {
     EXPECT_FALSE(q.events.seen[1].body_truncated);
     EXPECT_EQ(q.events.seen[1].body, fits);
   }
+}
+
+}  // namespace
+}  // namespace ringhttp::http
+
+// Strict where llhttp 8.1 is lenient, and RFC 9112's MUSTs: each case at
+// every split of its input, and no request of the input may be delivered
+// once its own framing is bad (that is how a request is smuggled).
+namespace ringhttp::http {
+namespace {
+
+void expect_refused_at_every_split(const std::string& in, ParseError error, std::size_t requests_before,
+                                   RequestParser::Limits limits = {}) {
+  for (std::size_t step = 1; step <= in.size(); ++step) {
+    Parsed p(limits);
+    p.events.pause_after_each = step % 2 == 0;  // both ways: paused after each request, and not
+    EXPECT_EQ(p.feed_all(in, step), RequestParser::Status::error) << "step " << step;
+    EXPECT_EQ(p.parser.error(), error) << "step " << step << " error " << metric_name(p.parser.error());
+    EXPECT_EQ(p.events.seen.size(), requests_before) << "step " << step;
+    if (testing::Test::HasFailure()) return;
+  }
+}
+
+const std::string smuggled = "GET /smuggled HTTP/1.1\r\nHost: a\r\n\r\n";
+
+TEST(StrictFraming, a_cr_ending_the_header_section_must_be_followed_by_lf) {
+  expect_refused_at_every_split("GET /a HTTP/1.1\r\nHost: a\r\n\rX" + smuggled, ParseError::bad_framing, 0);
+}
+
+// llhttp itself refuses the byte after the request line's CR when it is not
+// LF (it checks the version there), so this one is malformed either way.
+TEST(StrictFraming, a_cr_in_the_request_line_must_be_followed_by_lf) {
+  expect_refused_at_every_split("GET /ok HTTP/1.1\r\nHost: a\r\n\r\nGET /a HTTP/1.1\rXHost: a\r\n\r\n",
+                                ParseError::malformed, 1);
+}
+
+TEST(StrictFraming, chunk_data_must_end_in_exactly_crlf) {
+  const std::string head = "POST /a HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n";
+  expect_refused_at_every_split(head + "5\r\nhelloXX0\r\n\r\n" + smuggled, ParseError::bad_framing, 0);
+  expect_refused_at_every_split(head + "5\r\nhello\rX0\r\n\r\n" + smuggled, ParseError::bad_framing, 0);
+  expect_refused_at_every_split(head + "5\r\nhello\n0\r\n\r\n" + smuggled, ParseError::bad_framing, 0);
+}
+
+TEST(StrictFraming, a_chunk_size_line_must_end_in_crlf) {
+  const std::string head = "POST /a HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n";
+  expect_refused_at_every_split(head + "5\rXhello\r\n0\r\n\r\n" + smuggled, ParseError::bad_framing, 0);
+  expect_refused_at_every_split(head + "5;ext=1\rXhello\r\n0\r\n\r\n" + smuggled, ParseError::bad_framing, 0);
+  expect_refused_at_every_split(head + "5\r\nhello\r\n0\rX\r\n" + smuggled, ParseError::bad_framing, 0);
+}
+
+TEST(StrictFraming, trailers_must_end_in_crlf) {
+  const std::string head = "POST /a HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n";
+  expect_refused_at_every_split(head + "0\r\nT: 1\r\n\rX" + smuggled, ParseError::bad_framing, 0);
+}
+
+TEST(StrictFraming, folded_header_lines_are_refused) {
+  expect_refused_at_every_split("GET /a HTTP/1.1\r\nHost: a\r\nX-A: b\r\n c\r\n\r\n", ParseError::bad_framing, 0);
+  expect_refused_at_every_split("GET /a HTTP/1.1\r\nHost: a\r\nX-A: b\r\n\tc\r\n\r\n", ParseError::bad_framing, 0);
+}
+
+TEST(StrictFraming, whitespace_before_a_colon_is_refused) {
+  expect_refused_at_every_split("GET /a HTTP/1.1\r\nHost : a\r\n\r\n", ParseError::malformed, 0);
+  expect_refused_at_every_split("GET /a HTTP/1.1\r\nHost: a\r\nX-Long-Name  : b\r\n\r\n", ParseError::malformed, 0);
+}
+
+TEST(StrictFraming, a_well_formed_chunked_body_with_extensions_and_trailers_passes) {
+  const std::string in =
+      "POST /a HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n"
+      "5;name=value\r\nhel\rX\r\n0\r\nT: 1\r\n\r\n" + smuggled;
+  for (std::size_t step = 1; step <= in.size(); ++step) {
+    Parsed p;
+    ASSERT_NE(p.feed_all(in, step), RequestParser::Status::error) << "step " << step;
+    ASSERT_EQ(p.events.seen.size(), 2u) << "step " << step;
+    EXPECT_EQ(p.events.seen[0].body, "hel\rX");  // a CR inside body data is data
+    EXPECT_EQ(p.events.seen[1].target, "/smuggled");
+  }
+}
+
+TEST(Rfc9112, http11_needs_exactly_one_valid_host) {
+  expect_refused_at_every_split("GET /a HTTP/1.1\r\nX: y\r\n\r\n", ParseError::bad_host, 0);
+  expect_refused_at_every_split("GET /a HTTP/1.1\r\nHost: a\r\nhost: b\r\n\r\n", ParseError::bad_host, 0);
+  expect_refused_at_every_split("GET /a HTTP/1.1\r\nHost: a b\r\n\r\n", ParseError::bad_host, 0);
+  expect_refused_at_every_split("GET /a HTTP/1.1\r\nHost: a/b\r\n\r\n", ParseError::bad_host, 0);
+  expect_refused_at_every_split("GET /a HTTP/1.0\r\nHost: a\r\nHost: a\r\n\r\n", ParseError::bad_host, 0);
+  for (const char* ok : {"GET / HTTP/1.0\r\n\r\n", "GET / HTTP/1.1\r\nHost:\r\n\r\n",
+                         "GET / HTTP/1.1\r\nHost:  [::1]:8080 \r\n\r\n", "GET / HTTP/1.1\r\nHost: a.b-c_d~e:1\r\n\r\n"}) {
+    Parsed p;
+    EXPECT_NE(p.feed_all(ok, 1), RequestParser::Status::error) << ok;
+    EXPECT_EQ(p.events.seen.size(), 1u) << ok;
+  }
+}
+
+TEST(Rfc9112, a_major_version_other_than_1_is_505) {
+  expect_refused_at_every_split("GET /a HTTP/2.0\r\nHost: a\r\n\r\n", ParseError::unsupported_version, 0);
+  expect_refused_at_every_split("GET /a HTTP/0.9\r\nHost: a\r\n\r\n", ParseError::unsupported_version, 0);
+  EXPECT_EQ(status_for(ParseError::unsupported_version), 505);
+}
+
+TEST(Rfc9112, the_absolute_form_is_routed_by_its_path) {
+  const struct {
+    const char* target;
+    const char* routed;
+  } cases[] = {
+      {"http://example.com/plaintext", "/plaintext"},
+      {"HTTPS://example.com:8443/users/7?x=1", "/users/7?x=1"},
+      {"http://example.com", "/"},
+      {"http://example.com?q=1", "/?q=1"},
+  };
+  for (const auto& c : cases) {
+    const std::string in = std::string("GET ") + c.target + " HTTP/1.1\r\nHost: a\r\n\r\n";
+    for (std::size_t step = 1; step <= in.size(); ++step) {
+      Parsed p;
+      ASSERT_NE(p.feed_all(in, step), RequestParser::Status::error) << c.target;
+      ASSERT_EQ(p.events.seen.size(), 1u) << c.target;
+      EXPECT_EQ(p.events.seen[0].target, c.routed) << c.target << " step " << step;
+    }
+  }
+}
+
+TEST(Rfc9112, a_target_in_no_known_form_is_400) {
+  expect_refused_at_every_split("GET plaintext HTTP/1.1\r\nHost: a\r\n\r\n", ParseError::malformed, 0);
+  expect_refused_at_every_split("GET * HTTP/1.1\r\nHost: a\r\n\r\n", ParseError::malformed, 0);
+  Parsed p;
+  EXPECT_NE(p.feed_all("OPTIONS * HTTP/1.1\r\nHost: a\r\n\r\n", 5), RequestParser::Status::error);
+  EXPECT_EQ(p.events.seen.size(), 1u);
+}
+
+TEST(Rfc9112, http10_with_transfer_encoding_closes_after_its_response) {
+  Parsed p;
+  p.feed_all("POST /a HTTP/1.0\r\nConnection: keep-alive\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", 3);
+  ASSERT_EQ(p.events.seen.size(), 1u);
+  EXPECT_FALSE(p.events.seen[0].keep_alive);
+}
+
+// Every byte of the request line and the header section counts, the
+// whitespace llhttp skips without a callback included: a section of exactly
+// the limit passes, one byte more is 431.
+TEST(HeaderLimit, counts_every_byte_exactly) {
+  const std::string in = "GET     /a      HTTP/1.1\r\nHost:" + std::string(300, ' ') + "a\r\nX:     \r\n\r\n";
+  RequestParser::Limits limits;
+  limits.header_bytes_max = in.size();
+  for (std::size_t step : {std::size_t(1), std::size_t(7), in.size()}) {
+    Parsed p(limits);
+    EXPECT_NE(p.feed_all(in, step), RequestParser::Status::error) << step;
+    EXPECT_EQ(p.events.seen.size(), 1u);
+  }
+  limits.header_bytes_max = in.size() - 1;
+  expect_refused_at_every_split(in, ParseError::header_too_large, 0, limits);
+}
+
+TEST(HeaderLimit, a_megabyte_of_spaces_is_431) {
+  RequestParser::Limits limits;
+  limits.header_bytes_max = 1024;
+  for (const std::string& in : {"GET" + std::string(1 << 20, ' ') + "/a HTTP/1.1\r\nHost: a\r\n\r\n",
+                                "GET /a HTTP/1.1\r\nHost: a\r\nX:" + std::string(1 << 20, ' ') + "b\r\n\r\n"}) {
+    for (std::size_t step : {std::size_t(4096), in.size()}) {
+      Parsed p(limits);
+      EXPECT_EQ(p.feed_all(in, step), RequestParser::Status::error);
+      EXPECT_EQ(p.parser.error(), ParseError::header_too_large);
+    }
+  }
+}
+
+TEST(HeaderLimit, chunk_extensions_and_trailers_are_bounded_too) {
+  RequestParser::Limits limits;
+  limits.header_bytes_max = 256;
+  const std::string head = "POST /a HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n";
+  expect_refused_at_every_split(head + "5;x=" + std::string(300, 'e') + "\r\nhello\r\n0\r\n\r\n",
+                                ParseError::framing_too_large, 0, limits);
+  expect_refused_at_every_split(head + "0\r\nT: " + std::string(300, 't') + "\r\n\r\n", ParseError::framing_too_large,
+                                0, limits);
 }
 
 }  // namespace
