@@ -32,20 +32,35 @@ enum class ConnState : std::uint8_t {
   closing,    // every in-flight operation cancelled; freed when none is left
 };
 
+// Buffer ids from here on name a shard's spill blocks, not provided buffers.
+inline constexpr std::int32_t spill_id_base = 1 << 20;
+
 // Received bytes not yet parsed because the connection's input is paused.
 struct InputChunk {
   const char* data = nullptr;
   std::uint32_t len = 0;
-  std::int32_t buffer_id = -1;  // provided-buffer id, or ReceiveBuffers::own_buffer
+  std::int32_t buffer_id = -1;  // provided-buffer id, ReceiveBuffers::own_buffer, or a spill block (spill_id_base + n)
 };
 
 struct Connection final : http::RequestEvents {
   // Responses queued per connection: bounds memory for a client that
   // pipelines without reading; with 4 iovecs each they fit one sendmsg.
   static constexpr std::size_t responses_max = 32;
+  // What one request may add to the queue: a 100 Continue and its final
+  // response (or the error that ends it). A request is parsed only while
+  // this much room is free, so no response ever finds the queue full.
+  static constexpr std::size_t responses_per_request_max = 2;
+  static_assert(responses_max >= responses_per_request_max);
   // Receive completions that may arrive between pausing input and the
-  // cancel of the multishot receive taking effect.
+  // cancel of the multishot receive taking effect (the kernel posts up to 32
+  // per wake-up); more than this closes the connection.
   static constexpr std::size_t held_chunks_max = 64;
+  // Of those, provided receive buffers a connection may keep: its share of
+  // the shard's pool. Input beyond it is copied into the shard's spill
+  // blocks and the buffer goes back at once, so clients that pipeline
+  // without reading cannot take the buffers every other client is served
+  // from (1,024 per shard: 128 such clients hold at most half).
+  static constexpr std::uint8_t held_buffers_max = 4;
   // A stream chunk per send: a few iovecs over the shared pattern block.
   static constexpr std::size_t stream_iovecs_max = 4;
   // head, Date, middleware's header blocks and formatted headers, tail, body
@@ -73,6 +88,8 @@ struct Connection final : http::RequestEvents {
 
   std::uint64_t last_activity_ms = 0;
   std::uint64_t header_deadline_ms = 0;
+  std::uint64_t body_start_ms = 0;     // when the body being read began (its deadline grows with its bytes)
+  std::uint64_t send_progress_ms = 0;  // when the send in flight last made progress
   std::uint64_t linger_deadline_ms = 0;
   std::uint64_t requests_done = 0;
 
@@ -93,6 +110,7 @@ struct Connection final : http::RequestEvents {
   std::array<InputChunk, held_chunks_max> held{};
   std::uint32_t held_head = 0;
   std::uint32_t held_count = 0;
+  std::uint8_t held_buffers = 0;  // held chunks that are provided buffers
 
   std::string metrics_text;  // grown on first /metrics, reused after
 

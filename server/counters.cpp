@@ -65,6 +65,10 @@ void render_metrics(std::span<const ShardCounters* const> shards, std::string& o
            sum(shards, [](const ShardCounters& c) -> const metrics::Counter& { return c.timeouts_header; }));
   w.sample("ringhttp_timeouts_total", "kind", "idle",
            sum(shards, [](const ShardCounters& c) -> const metrics::Counter& { return c.timeouts_idle; }));
+  w.sample("ringhttp_timeouts_total", "kind", "body",
+           sum(shards, [](const ShardCounters& c) -> const metrics::Counter& { return c.timeouts_body; }));
+  w.sample("ringhttp_timeouts_total", "kind", "send",
+           sum(shards, [](const ShardCounters& c) -> const metrics::Counter& { return c.timeouts_send; }));
 
   w.family("ringhttp_accept_errors_total", "counter", "Accepts that failed or were refused, by cause.");
   w.sample("ringhttp_accept_errors_total", "kind", "fd_limit",
@@ -74,6 +78,9 @@ void render_metrics(std::span<const ShardCounters* const> shards, std::string& o
   w.sample("ringhttp_accept_errors_total", "kind", "other",
            sum(shards, [](const ShardCounters& c) -> const metrics::Counter& { return c.accept_errors_other; }));
 
+  counter("ringhttp_connections_reclaimed_total",
+          "Idle connections closed, oldest first, to make room for a new one when the table was full.",
+          [](const ShardCounters& c) -> const metrics::Counter& { return c.connections_reclaimed; });
   counter("ringhttp_recv_no_buffers_total", "Receives that found the provided-buffer ring empty (-ENOBUFS).",
           [](const ShardCounters& c) -> const metrics::Counter& { return c.recv_no_buffers; });
   counter("ringhttp_input_overflow_total", "Connections closed because input kept arriving while reading was paused.",

@@ -63,6 +63,9 @@ struct ShardCounters {
   std::array<Counter, http::parse_error_kinds> parse_errors;
   Counter timeouts_header;
   Counter timeouts_idle;
+  Counter timeouts_body;
+  Counter timeouts_send;
+  Counter connections_reclaimed;
   Counter accept_errors_fd_limit;
   Counter accept_errors_table_full;
   Counter accept_errors_other;

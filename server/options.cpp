@@ -30,6 +30,9 @@ constexpr const char* usage_text =
     "  --body-bytes-max N        request body limit, 413 beyond (default 1048576)\n"
     "  --header-timeout-ms N     time allowed for a header section, 408 beyond (default 10000)\n"
     "  --idle-timeout-ms N       keep-alive idle time before closing (default 60000)\n"
+    "  --body-timeout-ms N       time allowed for a request body, 408 beyond (default 20000),\n"
+    "  --body-min-rate N         ...extended by 1 s per N body bytes received (default 500)\n"
+    "  --send-timeout-ms N       unsent output making no progress this long is dropped (default 60000)\n"
     "  --connections-max N       connections per shard (default 4096)\n"
     "  --output-bytes-max N      unsent bytes per connection before reading stops (default 262144)\n"
     "  --shutdown-timeout-ms N   time in-flight responses get on SIGTERM/SIGINT (default 5000)\n"
@@ -176,6 +179,12 @@ ParseOutcome parse_options(int argc, char** argv, Options& out) {
       ok = parse_number<std::uint32_t>(value, 1, 3'600'000, out.header_timeout_ms);
     } else if (flag == "--idle-timeout-ms") {
       ok = parse_number<std::uint32_t>(value, 1, 3'600'000, out.idle_timeout_ms);
+    } else if (flag == "--body-timeout-ms") {
+      ok = parse_number<std::uint32_t>(value, 1, 3'600'000, out.body_timeout_ms);
+    } else if (flag == "--body-min-rate") {
+      ok = parse_number<std::uint32_t>(value, 1, 1'000'000'000, out.body_min_rate);
+    } else if (flag == "--send-timeout-ms") {
+      ok = parse_number<std::uint32_t>(value, 1, 3'600'000, out.send_timeout_ms);
     } else if (flag == "--connections-max") {
       ok = parse_number<std::uint32_t>(value, 1, 1 << 20, out.connections_max);
     } else if (flag == "--output-bytes-max") {

@@ -33,6 +33,12 @@ struct Options {
   std::uint64_t body_bytes_max = 1 << 20;       // 413 beyond; nginx's client_max_body_size default
   std::uint32_t header_timeout_ms = 10'000;     // slowloris: a header section must arrive in this time
   std::uint32_t idle_timeout_ms = 60'000;       // keep-alive connections with nothing to do
+  // A body must arrive within body_timeout_ms plus 1 s per body_min_rate
+  // bytes received (Apache's RequestReadTimeout body=20,MinRate=500): a
+  // body trickled a byte at a time is cut, a large one at a fair rate is not.
+  std::uint32_t body_timeout_ms = 20'000;
+  std::uint32_t body_min_rate = 500;            // bytes per second that each extend the deadline
+  std::uint32_t send_timeout_ms = 60'000;       // unsent output making no progress (nginx's send_timeout)
   std::uint32_t connections_max = 4096;         // per shard; the table is reserved up front
   std::uint32_t output_bytes_max = 256 * 1024;  // unsent bytes per connection before it stops reading
   std::uint32_t shutdown_timeout_ms = 5'000;    // how long in-flight responses may take on SIGTERM

@@ -66,6 +66,7 @@ Shard::~Shard() {
   if (thread_.joinable()) thread_.join();
   for (std::uint32_t i = 0; i < constructed_; ++i) table_[i].~Connection();
   if (table_ != nullptr) ::munmap(table_, table_bytes_);
+  if (spill_ != nullptr) ::munmap(spill_, std::size_t(spill_blocks) * recv_buffer_bytes);
   if (wake_fd_ >= 0) ::close(wake_fd_);
   ::close(listen_fd_);
 }
@@ -119,8 +120,18 @@ bool Shard::setup() {
     return false;
   }
   table_ = static_cast<Connection*>(mem);
+  void* spill = ::mmap(nullptr, std::size_t(spill_blocks) * recv_buffer_bytes, PROT_READ | PROT_WRITE,
+                       MAP_ANONYMOUS | MAP_PRIVATE, -1, 0);
+  if (spill == MAP_FAILED) {
+    error_ = std::string("spill blocks: ") + std::strerror(errno);
+    return false;
+  }
+  spill_ = static_cast<char*>(spill);
+  spill_free_.reserve(spill_blocks);
+  for (std::uint32_t b = spill_blocks; b > 0; --b) spill_free_.push_back(b - 1);
   free_slots_.reserve(options_.connections_max);
   dirty_.reserve(options_.connections_max);
+  pending_fds_.reserve(pending_accepts_max);
   app_ = std::make_unique<App>(app_config_, cors_, counters_);
   now_ms_ = monotonic_ms();
   wall_s_ = std::time(nullptr);
@@ -195,6 +206,18 @@ void Shard::after_batch() {
     maybe_finish_drain(conn);
   }
   dirty_.clear();
+  open_pending();
+}
+
+// Connections accepted while the table was full take the slots their
+// reclaimed predecessors freed. Done here, between batches, never inside a
+// handler that may still hold a reference to the slot being freed.
+void Shard::open_pending() {
+  while (!pending_fds_.empty() && (!free_slots_.empty() || constructed_ < options_.connections_max)) {
+    const int fd = pending_fds_.front();
+    pending_fds_.erase(pending_fds_.begin());
+    open_connection(fd);
+  }
 }
 
 void Shard::mark_dirty(Connection& conn) {
@@ -290,6 +313,8 @@ void Shard::begin_stop() {
     io_uring_prep_cancel64(sqe, uring::encode({Op::accept, shard_slot, 0}), 0);
     sqe->user_data = uring::encode({Op::cancel, shard_slot, 0});
   }
+  for (const int fd : pending_fds_) ::close(fd);
+  pending_fds_.clear();
   for (std::uint32_t i = 0; i < constructed_; ++i) {
     Connection& conn = table_[i];
     if (conn.state != ConnState::open) continue;
@@ -332,6 +357,13 @@ Connection* Shard::allocate() {
 void Shard::open_connection(int fd) {
   Connection* slot = allocate();
   if (slot == nullptr) {
+    // The table is full: the oldest idle connection makes room (as nginx
+    // reuses its idle keep-alive connections), so silent sockets cannot
+    // lock newcomers out. Its slot is free once its cancels complete.
+    if (pending_fds_.size() < pending_accepts_max && reclaim_idle()) {
+      pending_fds_.push_back(fd);
+      return;
+    }
     counters_.accept_errors_table_full.add();
     ::close(fd);
     return;
@@ -355,10 +387,13 @@ void Shard::open_connection(int fd) {
   conn.enobufs_in_a_row = 0;
   conn.last_activity_ms = now_ms_;
   conn.header_deadline_ms = 0;
+  conn.body_start_ms = 0;
+  conn.send_progress_ms = now_ms_;
   conn.requests_done = 0;
   conn.parser.reset(limits_, &conn);
   conn.out.clear();
   conn.held_head = conn.held_count = 0;
+  conn.held_buffers = 0;
   ++open_count_;
   counters_.connections_accepted.add();
   arm_recv(conn);
@@ -374,7 +409,27 @@ void Shard::arm_recv(Connection& conn) {
   ++conn.inflight;
 }
 
-void Shard::release_chunk(InputChunk chunk) { buffers_.give_back(chunk.buffer_id); }
+void Shard::release_chunk(InputChunk chunk) {
+  if (chunk.buffer_id >= spill_id_base) {
+    spill_free_.push_back(std::uint32_t(chunk.buffer_id - spill_id_base));
+    return;
+  }
+  buffers_.give_back(chunk.buffer_id);
+}
+
+// Copies a provided buffer's bytes into a spill block and gives the buffer
+// back to the ring. False when every spill block is taken.
+bool Shard::spill(InputChunk& chunk) {
+  if (spill_free_.empty()) return false;
+  assert(chunk.len <= recv_buffer_bytes);
+  const std::uint32_t block = spill_free_.back();
+  spill_free_.pop_back();
+  char* to = spill_ + std::size_t(block) * recv_buffer_bytes;
+  std::memcpy(to, chunk.data, chunk.len);
+  buffers_.give_back(chunk.buffer_id);
+  chunk = InputChunk{to, chunk.len, spill_id_base + std::int32_t(block)};
+  return true;
+}
 
 void Shard::on_recv(Connection& conn, std::int32_t res, std::uint32_t flags) {
   if ((flags & IORING_CQE_F_MORE) == 0) {
@@ -432,12 +487,16 @@ void Shard::consume(Connection& conn, InputChunk chunk) {
   assert(conn.state == ConnState::open);
   assert(!conn.input_paused);
   const bool was_in_header = conn.parser.in_header_section();
+  const bool was_in_body = conn.parser.in_body();
   const std::uint64_t done_before = conn.requests_done;
   const http::RequestParser::Result result = conn.parser.feed(chunk.data, chunk.len);
-  // A header section that started during this feed starts its timeout now.
-  if (conn.parser.in_header_section() && (!was_in_header || conn.requests_done != done_before)) {
+  // A header section or a body that started during this feed starts its
+  // timeout now.
+  const bool new_request = conn.requests_done != done_before;
+  if (conn.parser.in_header_section() && (!was_in_header || new_request)) {
     conn.header_deadline_ms = now_ms_ + options_.header_timeout_ms;
   }
+  if (conn.parser.in_body() && (!was_in_body || new_request)) conn.body_start_ms = now_ms_;
   mark_dirty(conn);
   switch (result.status) {
     case http::RequestParser::Status::done: release_chunk(chunk); return;
@@ -468,9 +527,18 @@ void Shard::consume(Connection& conn, InputChunk chunk) {
 }
 
 void Shard::hold(Connection& conn, InputChunk chunk, bool at_front) {
-  if (conn.held_count == Connection::held_chunks_max) {
-    // More input kept arriving after reading was paused than the cancel of
-    // the receive should ever let through: refuse to grow, close.
+  const auto is_provided = [](const InputChunk& c) {
+    return c.buffer_id != uring::ReceiveBuffers::own_buffer && c.buffer_id < spill_id_base;
+  };
+  // The chunk being parsed goes back to the front as it is (a connection
+  // always keeps the one it stopped in). Input that arrives beyond the
+  // connection's share of provided buffers, or the shard's, is copied out so
+  // the buffer serves other clients; beyond what the spill blocks hold, the
+  // connection is closed.
+  const bool over_share = conn.held_buffers >= Connection::held_buffers_max || held_buffers_ >= held_buffers_shard_max;
+  const bool fits = conn.held_count < Connection::held_chunks_max &&
+                    (at_front || !is_provided(chunk) || !over_share || spill(chunk));
+  if (!fits) {
     counters_.input_overflow.add();
     release_chunk(chunk);
     abort(conn);
@@ -483,6 +551,27 @@ void Shard::hold(Connection& conn, InputChunk chunk, bool at_front) {
     conn.held[(conn.held_head + conn.held_count) % Connection::held_chunks_max] = chunk;
   }
   ++conn.held_count;
+  if (is_provided(chunk)) {
+    ++conn.held_buffers;
+    ++held_buffers_;
+  }
+}
+
+InputChunk Shard::unhold(Connection& conn) {
+  assert(conn.held_count > 0);
+  const InputChunk chunk = conn.held[conn.held_head];
+  conn.held_head = (conn.held_head + 1) % Connection::held_chunks_max;
+  --conn.held_count;
+  if (chunk.buffer_id != uring::ReceiveBuffers::own_buffer && chunk.buffer_id < spill_id_base) {
+    assert(conn.held_buffers > 0 && held_buffers_ > 0);
+    --conn.held_buffers;
+    --held_buffers_;
+  }
+  return chunk;
+}
+
+void Shard::drop_held(Connection& conn) {
+  while (conn.held_count > 0) release_chunk(unhold(conn));
 }
 
 void Shard::pause_input(Connection& conn) {
@@ -498,23 +587,22 @@ bool Shard::can_take_more(const Connection& conn) const {
   // Unsent output is what the send in flight has left (the queue behind it
   // is bounded by its length, and its bodies live elsewhere).
   const bool output_backlog = conn.send_inflight && conn.send_bytes_left >= options_.output_bytes_max;
-  return !conn.out.full() && !conn.metrics_queued && !output_backlog;
+  // The next request must find room for every response it may queue.
+  const bool room = Connection::responses_max - conn.out.size() >= Connection::responses_per_request_max;
+  return room && !conn.metrics_queued && !output_backlog;
 }
 
 void Shard::resume_input(Connection& conn) {
   assert(conn.input_paused);
   conn.input_paused = false;
-  while (conn.held_count > 0 && !conn.input_paused && conn.state == ConnState::open) {
-    const InputChunk chunk = conn.held[conn.held_head];
-    conn.held_head = (conn.held_head + 1) % Connection::held_chunks_max;
-    --conn.held_count;
-    consume(conn, chunk);
-  }
+  while (conn.held_count > 0 && !conn.input_paused && conn.state == ConnState::open) consume(conn, unhold(conn));
   if (conn.state == ConnState::open && !conn.input_paused && !conn.recv_armed && !conn.peer_eof) arm_recv(conn);
 }
 
 void Shard::on_request_headers(Connection& conn, const http::RequestHead& head) {
-  if (!head.expect_continue || conn.state != ConnState::open || conn.out.full()) return;
+  if (!head.expect_continue || conn.state != ConnState::open) return;
+  // The request was parsed only with room for this and its final response.
+  assert(conn.out.size() + Connection::responses_per_request_max <= Connection::responses_max);
   PendingResponse& r = conn.out.push();
   r.reset();
   r.head = heads::continue_100;
@@ -648,6 +736,7 @@ void Shard::submit_send(Connection& conn) {
   }
   sqe->user_data = tag(Op::send, conn);
   conn.send_inflight = true;
+  conn.send_progress_ms = now_ms_;  // a new batch, or the rest of a short write
   ++conn.inflight;
   counters_.sends.add();
 }
@@ -761,12 +850,7 @@ void Shard::release_written(Connection& conn) {
 void Shard::begin_drain(Connection& conn) {
   if (conn.state != ConnState::open) return;
   conn.state = ConnState::draining;
-  // Held input will never be parsed now.
-  while (conn.held_count > 0) {
-    release_chunk(conn.held[conn.held_head]);
-    conn.held_head = (conn.held_head + 1) % Connection::held_chunks_max;
-    --conn.held_count;
-  }
+  drop_held(conn);  // held input will never be parsed now
   conn.input_paused = false;
 }
 
@@ -823,11 +907,7 @@ void Shard::maybe_release(Connection& conn) {
   if (conn.state != ConnState::closing || conn.inflight > 0) return;
   assert(conn.zc_notifications_pending == 0);
   ::close(conn.fd);
-  while (conn.held_count > 0) {
-    release_chunk(conn.held[conn.held_head]);
-    conn.held_head = (conn.held_head + 1) % Connection::held_chunks_max;
-    --conn.held_count;
-  }
+  drop_held(conn);
   conn.out.clear();
   conn.written_responses = 0;
   conn.fd = -1;
@@ -839,14 +919,27 @@ void Shard::maybe_release(Connection& conn) {
   free_slots_.push_back(conn.slot);
 }
 
+// Every state has a deadline. Lingering: the peer's FIN within linger_ms.
+// Open or draining with output unsent: progress within --send-timeout-ms
+// (a peer that stops reading, half-closed or not, cannot hold its slot).
+// Open: a header section within --header-timeout-ms of its first byte, a
+// body at --body-min-rate after --body-timeout-ms, and otherwise another
+// request within --idle-timeout-ms.
 void Shard::check_timeouts(Connection& conn) {
   switch (conn.state) {
     case ConnState::lingering:
       if (now_ms_ >= conn.linger_deadline_ms) abort(conn);
       return;
-    case ConnState::open: break;
+    case ConnState::open:
+    case ConnState::draining: break;
     default: return;
   }
+  if (conn.send_inflight && now_ms_ - conn.send_progress_ms >= options_.send_timeout_ms) {
+    counters_.timeouts_send.add();
+    abort(conn);
+    return;
+  }
+  if (conn.state != ConnState::open) return;
   if (conn.parser.in_header_section() && !conn.input_paused) {
     if (now_ms_ >= conn.header_deadline_ms) {
       // Slowloris protection: a header section must arrive in time.
@@ -855,10 +948,38 @@ void Shard::check_timeouts(Connection& conn) {
     }
     return;
   }
+  if (conn.parser.in_body() && !conn.input_paused) {
+    // A body may take longer the more of it arrives, but not forever: one
+    // trickled a byte at a time is cut (Apache's RequestReadTimeout body=).
+    const std::uint64_t allowed_ms =
+        options_.body_timeout_ms + conn.parser.body_bytes() * 1000 / options_.body_min_rate;
+    if (now_ms_ - conn.body_start_ms >= allowed_ms) {
+      counters_.timeouts_body.add();
+      queue_error(conn, 408);
+    }
+    return;
+  }
   if (now_ms_ - conn.last_activity_ms >= options_.idle_timeout_ms) {
     counters_.timeouts_idle.add();
     abort(conn);
   }
+}
+
+// The oldest open connection with nothing in progress (no request begun,
+// nothing queued or being sent) is closed to make room. A scan of the
+// table: it runs only when the table is full, once per newcomer.
+bool Shard::reclaim_idle() {
+  Connection* oldest = nullptr;
+  for (std::uint32_t i = 0; i < constructed_; ++i) {
+    Connection& c = table_[i];
+    const bool idle = c.state == ConnState::open && !c.parser.in_message() && c.out.empty() && !c.send_inflight &&
+                      c.held_count == 0;
+    if (idle && (oldest == nullptr || c.last_activity_ms < oldest->last_activity_ms)) oldest = &c;
+  }
+  if (oldest == nullptr) return false;
+  counters_.connections_reclaimed.add();
+  abort(*oldest);
+  return true;
 }
 
 }  // namespace ringhttp::server

@@ -42,6 +42,17 @@ class Shard {
   static constexpr std::uint32_t linger_ms = 1000;         // after our FIN, wait this long for the peer's
   static constexpr std::uint32_t accept_backoff_ms = 100;  // after EMFILE/ENFILE
   static constexpr std::uint8_t enobufs_in_a_row_max = 8;  // then wait for the tick
+  // Receive buffers all paused connections together may hold: the other
+  // half of the pool stays for connections that are being served, however
+  // many clients pipeline without reading.
+  static constexpr std::uint32_t held_buffers_shard_max = recv_buffers / 2;
+  // Blocks (of recv_buffer_bytes) that held input beyond a connection's
+  // share is copied into: 1 MiB per shard, mapped once, touched only when a
+  // client pipelines that far ahead. Exhausted, the connection is closed.
+  static constexpr std::uint32_t spill_blocks = 256;
+  // Accepted connections waiting for the slot of an idle connection that
+  // was reclaimed for them (the table was full); more are refused.
+  static constexpr std::size_t pending_accepts_max = 64;
 
   Shard(const Options& options, const AppConfig& app_config, const Cors& cors, int index, int listen_fd,
         const uring::Features& features, const SendPath& send, ShardCounters& counters,
@@ -79,6 +90,11 @@ class Shard {
   void on_recv(Connection& conn, std::int32_t res, std::uint32_t flags);
   void consume(Connection& conn, InputChunk chunk);
   void hold(Connection& conn, InputChunk chunk, bool at_front);
+  InputChunk unhold(Connection& conn);
+  bool spill(InputChunk& chunk);
+  void drop_held(Connection& conn);
+  bool reclaim_idle();
+  void open_pending();
   void release_chunk(InputChunk chunk);
   void pause_input(Connection& conn);
   void resume_input(Connection& conn);
@@ -123,6 +139,10 @@ class Shard {
   std::vector<std::uint32_t> free_slots_;
   std::vector<std::uint32_t> dirty_;
   std::uint32_t open_count_ = 0;
+  std::uint32_t held_buffers_ = 0;   // provided buffers held by paused connections
+  char* spill_ = nullptr;            // spill_blocks x recv_buffer_bytes
+  std::vector<std::uint32_t> spill_free_;
+  std::vector<int> pending_fds_;     // accepted, waiting for a reclaimed slot
 
   std::unique_ptr<App> app_;  // built on the shard's thread, so its memory is the shard's
   http::DateCache date_;

@@ -147,6 +147,10 @@ class RequestParser {
   bool in_header_section() const { return in_message_ && !headers_done_; }
   // True between the first byte of a request and its end.
   bool in_message() const { return in_message_; }
+  // True while a request's body is being read (its header section is done).
+  bool in_body() const { return in_message_ && headers_done_; }
+  // Body bytes of the current (or last) request read so far.
+  std::uint64_t body_bytes() const { return body_bytes_; }
 
  private:
   // Where the parser is inside a header line, to see a name end when its
