@@ -140,6 +140,7 @@ void RequestParser::reset(const Limits& limits, RequestEvents* events) {
   events_ = events;
   limits_ = limits;
   error_ = ParseError::none;
+  callback_error_ = ParseError::none;
   in_message_ = false;
   headers_done_ = false;
   pending_ = Pending::none;
@@ -177,11 +178,13 @@ RequestParser::Result RequestParser::feed(const char* data, std::size_t len) {
       // already has and closes.
       return {Status::upgrade, std::size_t(at - data)};
     }
-    // llhttp refused a byte. A framing rule broken before it is the
-    // earlier fault and is reported instead, so the verdict is the same
-    // however the input was split.
+    // llhttp (or one of our callbacks) refused a byte. A framing rule
+    // broken before it is the earlier fault and is reported instead, so the
+    // verdict is the same however the input was split.
     if (error_ == ParseError::none && scan_framing(scan_from_, at)) {
-      if (rc == HPE_UNEXPECTED_CONTENT_LENGTH) {
+      if (callback_error_ != ParseError::none) {
+        error_ = callback_error_;
+      } else if (rc == HPE_UNEXPECTED_CONTENT_LENGTH) {
         error_ = ParseError::ambiguous_length;
       } else if (rc == HPE_INVALID_TRANSFER_ENCODING && !transfer_encoding_chunked_only_) {
         error_ = ParseError::unsupported_transfer_coding;
@@ -253,7 +256,7 @@ bool RequestParser::scan_framing(const char* from, const char* to) {
 }
 
 int RequestParser::fail(ParseError error) {
-  if (error_ == ParseError::none) error_ = error;
+  if (callback_error_ == ParseError::none) callback_error_ = error;
   return -1;
 }
 

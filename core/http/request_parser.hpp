@@ -173,9 +173,12 @@ class RequestParser {
   enum class Pending : std::uint8_t { none, headers, message };
 
   static int on_chunk_header(llhttp_t* p);
-  int fail(ParseError error);  // for callbacks: records the error, returns llhttp's "stop"
+  // For callbacks: records why, returns llhttp's "stop". feed() reports it
+  // unless the framing scanner finds an earlier fault.
+  int fail(ParseError error);
+  // For the framing scanner: the error, at once.
   bool refuse(ParseError error) {
-    fail(error);
+    if (error_ == ParseError::none) error_ = error;
     return false;
   }
   void end_header_line();
@@ -193,6 +196,7 @@ class RequestParser {
   RequestEvents* events_ = nullptr;
   Limits limits_{};
   ParseError error_ = ParseError::none;
+  ParseError callback_error_ = ParseError::none;  // a callback's verdict, pending the scan before it
   bool in_message_ = false;
   bool headers_done_ = false;
   bool expect_continue_ = false;
