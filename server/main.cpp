@@ -1,6 +1,7 @@
 // ringhttp server: parses the command line, probes io_uring, opens one
 // SO_REUSEPORT listener per shard, starts the shards, prints the start-up
-// line, and waits for SIGTERM/SIGINT to stop them.
+// line, and waits for SIGTERM/SIGINT to stop them (and the metrics
+// endpoint, when --metrics-address gives /metrics an address of its own).
 
 #include <signal.h>
 
@@ -19,6 +20,7 @@
 #include "core/uring/features.hpp"
 #include "ringhttp_config.hpp"
 #include "server/counters.hpp"
+#include "server/metrics_endpoint.hpp"
 #include "server/options.hpp"
 #include "server/shard.hpp"
 
@@ -82,6 +84,8 @@ int run(const server::Options& options) {
   app_config.rate_limit.requests = options.rate_limit_requests;
   app_config.rate_limit.window_ms = options.rate_limit_window_ms;
   app_config.rate_limit.addresses_max = options.rate_limit_addresses;
+  app_config.jwt_missing_exp = options.jwt_allow_no_exp ? auth::MissingExp::accept : auth::MissingExp::refuse;
+  app_config.metrics_route = !options.metrics_address;
   const server::Cors cors(app_config.cors);
 
   const std::size_t shard_count = std::size_t(options.shards);
@@ -90,6 +94,17 @@ int run(const server::Options& options) {
   for (std::size_t i = 0; i < shard_count; ++i) {
     counters.push_back(std::make_unique<server::ShardCounters>());
     all_counters.push_back(counters.back().get());
+  }
+
+  // Opened before the shards' listeners, so that a busy metrics address
+  // fails before any thread starts; its thread starts with the shards.
+  std::unique_ptr<server::MetricsEndpoint> metrics;
+  if (options.metrics_address) {
+    metrics = std::make_unique<server::MetricsEndpoint>(all_counters, options.metrics_timeout_ms);
+    if (const std::string error = metrics->open(*options.metrics_address); !error.empty()) {
+      std::fprintf(stderr, "server: %s\n", error.c_str());
+      return 1;
+    }
   }
 
   // Listeners are opened here so that a bad address fails before any thread
@@ -123,14 +138,22 @@ int run(const server::Options& options) {
     return 1;
   }
 
-  std::printf("ringhttp %s listening on %s shards=%zu cpus=%s allocator=%s uring=%s send=%s\n", RINGHTTP_VERSION,
+  if (metrics) metrics->start();
+
+  // metrics= comes last, and only with --metrics-address: scripts that read
+  // the fields before it see the same line either way.
+  const std::string metrics_field = metrics ? " metrics=" + metrics->address().to_string() : std::string();
+  std::printf("ringhttp %s listening on %s shards=%zu cpus=%s allocator=%s uring=%s send=%s%s\n", RINGHTTP_VERSION,
               address.to_string().c_str(), shard_count, net::format_cpu_list(options.cpus).c_str(),
-              alloc::allocator_name().c_str(), features.describe().c_str(), server::send_mode_name(send.mode));
+              alloc::allocator_name().c_str(), features.describe().c_str(), server::send_mode_name(send.mode),
+              metrics_field.c_str());
   std::fflush(stdout);
 
   int signal_number = 0;
   sigwait(&stop_signals, &signal_number);
+  if (metrics) metrics->request_stop();
   for (auto& shard : shards) shard->request_stop();
+  if (metrics) metrics->join();
   for (auto& shard : shards) shard->join();
   return 0;
 }

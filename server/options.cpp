@@ -45,6 +45,12 @@ constexpr const char* usage_text =
     "  --rate-limit N            requests per window per client address, per shard (default 1000)\n"
     "  --rate-window-ms N        the window the rate limit refills over (default 1000)\n"
     "  --rate-limit-addresses N  client addresses each shard tracks (default 4096)\n"
+    "  --jwt-allow-no-exp        accept bearer tokens without exp (default: refused, 401)\n"
+    "  --metrics-address A:P     serve GET /metrics on this address only, e.g. 127.0.0.1:9100 or\n"
+    "                            [::1]:9100 (port 0 picks one); default: on the main port, to anyone\n"
+    "                            who reaches it\n"
+    "  --metrics-timeout-ms N    time a metrics client has to send its request, then to read the\n"
+    "                            answer (default 5000)\n"
     "  --help, --version\n";
 
 bool parse_send_mode(std::string_view text, SendMode& out) {
@@ -149,6 +155,11 @@ ParseOutcome parse_options(int argc, char** argv, Options& out) {
       std::printf("ringhttp server %s\n", RINGHTTP_VERSION);
       return ParseOutcome::exit_ok;
     }
+    if (flag == "--jwt-allow-no-exp") {  // a switch: it takes no value
+      if (has_inline_value) return fail("--jwt-allow-no-exp takes no value");
+      out.jwt_allow_no_exp = true;
+      continue;
+    }
     if (!has_inline_value) {
       if (i + 1 >= argc) return fail("missing value for " + std::string(flag));
       value = argv[++i];
@@ -207,6 +218,15 @@ ParseOutcome parse_options(int argc, char** argv, Options& out) {
       ok = parse_number<std::uint32_t>(value, 1, 86'400'000, out.rate_limit_window_ms);
     } else if (flag == "--rate-limit-addresses") {
       ok = parse_number<std::uint32_t>(value, 1, rate_limit_addresses_max_limit, out.rate_limit_addresses);
+    } else if (flag == "--metrics-address") {
+      net::Address address;
+      if (!net::parse_endpoint(value, address)) {
+        return fail("bad --metrics-address '" + std::string(value) +
+                    "' (ADDR:PORT: an IPv4 literal or a bracketed IPv6 one, e.g. 127.0.0.1:9100 or [::1]:9100)");
+      }
+      out.metrics_address = address;
+    } else if (flag == "--metrics-timeout-ms") {
+      ok = parse_number<std::uint32_t>(value, 1, 3'600'000, out.metrics_timeout_ms);
     } else {
       return fail("unknown option " + std::string(flag));
     }

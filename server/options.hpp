@@ -2,6 +2,7 @@
 // The server's command line.
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -51,6 +52,14 @@ struct Options {
   std::uint32_t rate_limit_requests = 1000;     // per address, per shard, per window
   std::uint32_t rate_limit_window_ms = 1000;    // the window those requests refill over
   std::uint32_t rate_limit_addresses = 4096;    // addresses each shard tracks
+  // Accept bearer tokens without exp, for deployments that revoke tokens
+  // another way; by default they are refused (401, missing_exp).
+  bool jwt_allow_no_exp = false;
+
+  // --metrics-address: /metrics is served there by its own thread, and not
+  // on the main port. Absent: on the main port, to anyone who can reach it.
+  std::optional<net::Address> metrics_address;
+  std::uint32_t metrics_timeout_ms = 5'000;  // for a metrics client's request, then again for its answer
 };
 
 // The environment variable a JWT secret is read from without --jwt-secret-file.

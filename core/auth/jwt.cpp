@@ -36,6 +36,7 @@ const char* metric_name(TokenError error) {
     case TokenError::bad_signature: return "bad_signature";
     case TokenError::expired: return "expired";
     case TokenError::not_yet_valid: return "not_yet_valid";
+    case TokenError::missing_exp: return "missing_exp";
     case TokenError::bad_claims: return "bad_claims";
     case TokenError::count_: break;
   }
@@ -43,8 +44,9 @@ const char* metric_name(TokenError error) {
 }
 
 struct TokenVerifier::Impl {
-  explicit Impl(std::string_view secret) : hmac(secret) {}
+  Impl(std::string_view secret, MissingExp when_missing) : hmac(secret), missing_exp(when_missing) {}
   HmacSha256 hmac;
+  MissingExp missing_exp;
   dom::parser parser;
   char header[part_bytes_max + padding_bytes];
   char payload[part_bytes_max + padding_bytes];
@@ -54,7 +56,8 @@ struct TokenVerifier::Impl {
                          std::size_t& subject_len);
 };
 
-TokenVerifier::TokenVerifier(std::string_view secret) : impl_(std::make_unique<Impl>(secret)) {
+TokenVerifier::TokenVerifier(std::string_view secret, MissingExp missing_exp)
+    : impl_(std::make_unique<Impl>(secret, missing_exp)) {
   // Capacity for the longest part: parse() then never allocates.
   if (impl_->parser.allocate(part_bytes_max) != simdjson::SUCCESS) throw std::runtime_error("simdjson: allocate");
 }
@@ -105,6 +108,7 @@ TokenError TokenVerifier::Impl::read_claims(std::size_t len, std::int64_t now_s,
     }
   }
   if (!claims_ok || !sub_seen || sub.empty() || sub.size() > subject_bytes_max) return TokenError::bad_claims;
+  if (!exp_seen && missing_exp == MissingExp::refuse) return TokenError::missing_exp;
   const double now = double(now_s);
   if (exp_seen && now > exp + double(leeway_seconds)) return TokenError::expired;
   if (nbf_seen && now + double(leeway_seconds) < nbf) return TokenError::not_yet_valid;

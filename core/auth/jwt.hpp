@@ -2,8 +2,9 @@
 // HS256 bearer tokens (RFC 7519 JWTs, RFC 7515 compact form) verified
 // without an allocation: strict base64url, `alg` exactly HS256, the
 // signature compared in constant time before the claims are read, `exp` and
-// `nbf` with a small leeway, `sub` required. Every refusal is one 401 to the
-// client; the kind is for counters and tests only.
+// `nbf` with a small leeway, `sub` required, and `exp` required too unless
+// the verifier is built to accept tokens without one. Every refusal is one
+// 401 to the client; the kind is for counters and tests only.
 
 #include <cstddef>
 #include <cstdint>
@@ -25,7 +26,8 @@ enum class TokenError : std::uint8_t {
   bad_signature,
   expired,
   not_yet_valid,
-  bad_claims,  // sub missing, empty, too long or not a string; exp or nbf not a number
+  missing_exp,  // no exp claim, and the verifier does not accept tokens that never expire
+  bad_claims,   // sub missing, empty, too long or not a string; exp or nbf not a number
   count_,
 };
 const char* metric_name(TokenError error);
@@ -38,10 +40,15 @@ inline constexpr std::size_t subject_bytes_max = 128;
 // Clock skew tolerated between the token's issuer and this server.
 inline constexpr std::int64_t leeway_seconds = 30;
 
+// A token without `exp` would be valid for ever: one leaked token would open
+// the door until the secret is changed. So it is refused unless the
+// deployment revokes tokens some other way and says so (--jwt-allow-no-exp).
+enum class MissingExp : bool { refuse, accept };
+
 class TokenVerifier {
  public:
   // Allocates its JSON parser and precomputes the HMAC key states here.
-  explicit TokenVerifier(std::string_view secret);
+  explicit TokenVerifier(std::string_view secret, MissingExp missing_exp = MissingExp::refuse);
   ~TokenVerifier();
   TokenVerifier(const TokenVerifier&) = delete;
   TokenVerifier& operator=(const TokenVerifier&) = delete;

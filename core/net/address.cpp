@@ -5,6 +5,8 @@
 
 #include <cstring>
 
+#include "core/text/parse_number.hpp"
+
 namespace ringhttp::net {
 
 bool parse_address(std::string_view host, std::uint16_t port, Address& out) {
@@ -29,6 +31,20 @@ bool parse_address(std::string_view host, std::uint16_t port, Address& out) {
     return true;
   }
   return false;
+}
+
+bool parse_endpoint(std::string_view text, Address& out) {
+  const std::size_t colon = text.rfind(':');
+  if (colon == std::string_view::npos) return false;
+  const std::string_view host = text.substr(0, colon);
+  const std::string_view port_text = text.substr(colon + 1);
+  const bool bracketed = host.size() >= 2 && host.front() == '[' && host.back() == ']';
+  if (!bracketed && host.find(':') != std::string_view::npos) return false;
+  std::uint16_t port = 0;
+  if (!text::parse_number<std::uint16_t>(port_text, 0, 65535, port)) return false;
+  if (!parse_address(host, port, out)) return false;
+  // A bracketed literal must be IPv6: "[127.0.0.1]:80" is no one's spelling.
+  return bracketed == (out.family() == AF_INET6);
 }
 
 std::uint16_t Address::port() const {

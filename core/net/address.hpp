@@ -23,6 +23,12 @@ struct Address {
 // Parses an address literal (no name resolution). False on bad input.
 bool parse_address(std::string_view host, std::uint16_t port, Address& out);
 
+// Parses "ADDR:PORT": an IPv4 literal ("127.0.0.1:9100") or a bracketed
+// IPv6 one ("[::1]:9100"), as Address::to_string() writes them. The port is
+// required (0 lets the kernel pick one); an unbracketed IPv6 literal is
+// refused, since its last colon could be part of the address.
+bool parse_endpoint(std::string_view text, Address& out);
+
 // Loopback only: 127.0.0.0/8 or ::1. Load generators refuse anything else.
 bool is_loopback(const Address& address);
 

@@ -22,6 +22,20 @@ int listen_reuseport(const Address& address) {
   return fd;
 }
 
+int listen_exclusive(const Address& address, int backlog) {
+  const int fd = ::socket(address.family(), SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return -errno;
+  // SO_REUSEADDR only lets a restarted server bind past TIME_WAIT.
+  const int one = 1;
+  if (::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0 ||
+      ::bind(fd, address.get(), address.length) != 0 || ::listen(fd, backlog) != 0) {
+    const int err = errno;
+    ::close(fd);
+    return -err;
+  }
+  return fd;
+}
+
 bool bound_address(int fd, Address& out) {
   out = Address{};
   out.length = sizeof out.storage;

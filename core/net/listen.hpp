@@ -1,6 +1,6 @@
 #pragma once
-// Listening sockets with SO_REUSEPORT, one per shard, so the kernel spreads
-// new connections over shards and no accept queue is shared.
+// Listening sockets: with SO_REUSEPORT, one per shard, so the kernel spreads
+// new connections over shards and no accept queue is shared; or one alone.
 
 #include "core/net/address.hpp"
 
@@ -12,6 +12,11 @@ inline constexpr int listen_backlog = 4096;
 // Returns the fd, or -errno. When the address has port 0 the kernel picks
 // one; read it back with bound_address() and reuse it for the next shards.
 int listen_reuseport(const Address& address);
+// A listener of its own, without SO_REUSEPORT, for an address served by
+// one thread (--metrics-address): a second process binding the same port
+// fails with EADDRINUSE instead of silently taking half its connections.
+// Returns the fd, or -errno.
+int listen_exclusive(const Address& address, int backlog);
 bool bound_address(int fd, Address& out);
 
 }  // namespace ringhttp::net

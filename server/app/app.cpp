@@ -91,7 +91,9 @@ bool query_param(std::string_view query, std::string_view name, std::string_view
 
 App::App(const AppConfig& config, const Cors& cors, ShardCounters& counters)
     : cors_(cors), counters_(counters), limiter_(config.rate_limit) {
-  if (config.jwt_secret) verifier_ = std::make_unique<auth::TokenVerifier>(*config.jwt_secret);
+  if (config.jwt_secret) {
+    verifier_ = std::make_unique<auth::TokenVerifier>(*config.jwt_secret, config.jwt_missing_exp);
+  }
   rate_policy_block_ = "RateLimit-Policy: " + std::to_string(config.rate_limit.requests) +
                        ";w=" + std::to_string((config.rate_limit.window_ms + 999) / 1000) +
                        "\r\nRateLimit-Limit: " + std::to_string(config.rate_limit.requests) + "\r\n";
@@ -104,7 +106,7 @@ App::App(const AppConfig& config, const Cors& cors, ShardCounters& counters)
   add(get_head, "/users/:id", &user, {});
   add(get_head, "/profile", &profile, {&bearer_token});
   add(get_head, "/stream", &stream, {});
-  add(get_head, "/metrics", &metrics, {});
+  if (config.metrics_route) add(get_head, "/metrics", &metrics, {});
   // Each path's Allow line names every method any route on it takes.
   for (Route& r : routes_) {
     std::uint8_t methods = 0;

@@ -34,6 +34,11 @@ struct AppConfig {
   CorsPolicy cors;
   RateLimit rate_limit;
   std::optional<std::string> jwt_secret;  // none: routes behind a bearer token answer 503
+  // Tokens without exp are refused unless --jwt-allow-no-exp.
+  auth::MissingExp jwt_missing_exp = auth::MissingExp::refuse;
+  // False with --metrics-address: the counters are served on that address
+  // only, and GET /metrics on the main port is an unknown path (404).
+  bool metrics_route = true;
 };
 
 struct Request {

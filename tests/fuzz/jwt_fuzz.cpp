@@ -3,7 +3,8 @@
 // read past it); or header and payload JSON, split at the first NUL,
 // minted into a correctly signed token, whose verdict must agree with an
 // independent reading of the claims (simdjson's DOM): accepted only with
-// alg HS256, and then with exactly the payload's sub.
+// alg HS256 and an exp (the default refuses tokens without one), and then
+// with exactly the payload's sub.
 //
 // Built and run by tools/fuzz.sh (clang, -fsanitize=fuzzer,address,undefined).
 
@@ -55,6 +56,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   require(dom.parse(header).get(h) == simdjson::SUCCESS && h["alg"].get(alg) == simdjson::SUCCESS && alg == "HS256");
   simdjson::dom::parser payload_dom;
   require(payload_dom.parse(payload).get(p) == simdjson::SUCCESS && p["sub"].get(sub) == simdjson::SUCCESS);
+  require(p["exp"].is_number());
   require(std::string_view(subject, subject_len) == sub);
   return 0;
 }

@@ -1,7 +1,8 @@
 // GET /profile behind an HS256 bearer token, over a real socket: a valid
 // token's subject comes back; every kind of bad token is a 401 with the
-// same challenge and no detail; the secret comes from a file or the
-// environment and never from a default.
+// same challenge and no detail; a token without exp is one of them unless
+// --jwt-allow-no-exp; the secret comes from a file or the environment and
+// never from a default.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -31,6 +32,12 @@ std::string payload(std::string_view sub, long exp_offset_s = 3600, std::optiona
 }
 
 std::string valid_token(std::string_view sub = "user-1") { return mint_hs256(hs256_header, payload(sub), secret); }
+
+// Signed, with a subject, and no exp: valid for ever unless refused.
+std::string token_without_exp(std::string_view sub = "user-1") {
+  return mint_hs256(hs256_header,
+                    "{\"sub\":" + json_quote(sub) + ",\"iat\":" + std::to_string(std::time(nullptr)) + "}", secret);
+}
 
 // header.payload. with an empty signature, as an alg none token is sent.
 std::string unsigned_token(std::string_view header, std::string_view body) {
@@ -136,6 +143,35 @@ TEST_F(Auth, every_kind_of_bad_token_is_refused_alike) {
   EXPECT_GE(metrics.value("ringhttp_token_refusals_total{kind=\"expired\"}"), 1);
   EXPECT_GE(metrics.value("ringhttp_token_refusals_total{kind=\"not_yet_valid\"}"), 1);
   EXPECT_GE(metrics.value("ringhttp_token_refusals_total{kind=\"bad_algorithm\"}"), 1);
+}
+
+TEST_F(Auth, a_token_without_exp_is_refused_by_default) {
+  expect_refused(profile(bearer(token_without_exp())));
+  const Metrics metrics = scrape_metrics(server.port());
+  EXPECT_EQ(metrics.value("ringhttp_token_refusals_total{kind=\"missing_exp\"}"), 1);
+}
+
+TEST(AuthNoExp, a_token_without_exp_is_accepted_with_jwt_allow_no_exp) {
+  ServerOptions options;
+  options.args = {"--shards", "1", "--jwt-allow-no-exp"};
+  options.env = {"RINGHTTP_JWT_SECRET=" + std::string(secret)};
+  ServerProcess server(options);
+  Connection connection(server.port());
+  const Response r = round_trip(connection, get("/profile", bearer(token_without_exp("user-2"))));
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.body, R"({"sub":"user-2"})");
+  // A token that has an exp is still held to it.
+  expect_refused(
+      round_trip(connection, get("/profile", bearer(mint_hs256(hs256_header, payload("u", -3600), secret)))));
+}
+
+TEST(AuthNoExp, the_switch_takes_no_value) {
+  try {
+    ServerProcess server({"--shards", "1", "--jwt-allow-no-exp=yes"});
+    ADD_FAILURE() << "the server started: " << server.startup_line();
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("exited with status 2"), std::string::npos) << e.what();
+  }
 }
 
 TEST_F(Auth, an_alg_none_token_is_refused_even_with_a_valid_looking_signature) {

@@ -118,11 +118,15 @@ class Jwt : public ::testing::Test {
 };
 
 std::string claims(std::string_view more) { return "{\"sub\":\"u1\"" + std::string(more) + "}"; }
+// An hour after `now`: a token meant to pass carries an exp, since one
+// without is refused by default.
+const std::string exp_later = ",\"exp\":" + std::to_string(now + 3600);
 
 TEST_F(Jwt, a_valid_token_gives_its_subject_unescaped) {
   EXPECT_EQ(verify(mint_hs256(hs256, claims(",\"exp\":1800000060"), secret)), TokenError::none);
   EXPECT_EQ(sub(), "u1");
-  EXPECT_EQ(verify(mint_hs256(R"({"alg":"HS256"})", R"({"sub":"a\"b\\c\u00e9","iat":1})", secret)), TokenError::none);
+  EXPECT_EQ(verify(mint_hs256(R"({"alg":"HS256"})", R"({"sub":"a\"b\\c\u00e9","iat":1,"exp":1800003600})", secret)),
+            TokenError::none);
   EXPECT_EQ(sub(), "a\"b\\c\xc3\xa9");
   // Unknown header members and claims are ignored; exp as a float is a NumericDate.
   EXPECT_EQ(verify(mint_hs256(R"({"kid":"k1","alg":"HS256"})", claims(",\"exp\":1800000000.5,\"x\":[1,{}]"), secret)),
@@ -142,7 +146,7 @@ TEST_F(Jwt, refuses_tokens_that_are_not_three_parts) {
 }
 
 TEST_F(Jwt, every_prefix_of_a_valid_token_is_refused) {
-  const std::string good = mint_hs256(hs256, claims(""), secret);
+  const std::string good = mint_hs256(hs256, claims(exp_later), secret);
   for (std::size_t n = 0; n < good.size(); ++n) EXPECT_NE(verify(good.substr(0, n)), TokenError::none) << n;
   EXPECT_EQ(verify(good), TokenError::none);
 }
@@ -202,10 +206,30 @@ TEST_F(Jwt, checks_exp_and_nbf_with_the_leeway) {
   EXPECT_EQ(at(",\"exp\":" + std::to_string(now - leeway_seconds - 1)), TokenError::expired);
   EXPECT_EQ(at(",\"exp\":" + std::to_string(now - leeway_seconds)), TokenError::none);
   EXPECT_EQ(at(",\"exp\":" + std::to_string(now - 1)), TokenError::none) << "within the leeway";
-  EXPECT_EQ(at(",\"nbf\":" + std::to_string(now + leeway_seconds + 1)), TokenError::not_yet_valid);
-  EXPECT_EQ(at(",\"nbf\":" + std::to_string(now + leeway_seconds)), TokenError::none);
+  EXPECT_EQ(at(",\"nbf\":" + std::to_string(now + leeway_seconds + 1) + exp_later), TokenError::not_yet_valid);
+  EXPECT_EQ(at(",\"nbf\":" + std::to_string(now + leeway_seconds) + exp_later), TokenError::none);
   EXPECT_EQ(at(",\"exp\":\"1900000000\""), TokenError::bad_claims);
   EXPECT_EQ(at(",\"nbf\":true"), TokenError::bad_claims);
+}
+
+TEST_F(Jwt, a_token_without_exp_is_refused_unless_the_verifier_accepts_it) {
+  const std::string no_exp = mint_hs256(hs256, claims(",\"iat\":1"), secret);
+  EXPECT_EQ(verify(no_exp), TokenError::missing_exp);
+  EXPECT_STREQ(metric_name(TokenError::missing_exp), "missing_exp");
+  // The kinds before it still come first: a bad signature, then bad claims.
+  EXPECT_EQ(verify(mint_hs256(hs256, claims(""), "another secret")), TokenError::bad_signature);
+  EXPECT_EQ(verify(mint_hs256(hs256, "{}", secret)), TokenError::bad_claims);
+
+  TokenVerifier lenient{secret, MissingExp::accept};
+  EXPECT_EQ(lenient.verify(no_exp, now, subject, subject_len), TokenError::none);
+  EXPECT_EQ(sub(), "u1");
+  // Accepting tokens without exp does not relax the one a token has.
+  const std::string expired = mint_hs256(hs256, claims(",\"exp\":" + std::to_string(now - 3600)), secret);
+  EXPECT_EQ(lenient.verify(expired, now, subject, subject_len), TokenError::expired);
+  const std::string text_exp = mint_hs256(hs256, claims(",\"exp\":\"soon\""), secret);
+  EXPECT_EQ(lenient.verify(text_exp, now, subject, subject_len), TokenError::bad_claims);
+  const std::string early = mint_hs256(hs256, claims(",\"nbf\":" + std::to_string(now + 3600)), secret);
+  EXPECT_EQ(lenient.verify(early, now, subject, subject_len), TokenError::not_yet_valid);
 }
 
 TEST_F(Jwt, requires_a_subject_of_bounded_length) {
@@ -214,8 +238,9 @@ TEST_F(Jwt, requires_a_subject_of_bounded_length) {
   EXPECT_EQ(verify(mint_hs256(hs256, R"({"sub":7})", secret)), TokenError::bad_claims);
   EXPECT_EQ(verify(mint_hs256(hs256, "{\"sub\":\"" + std::string(subject_bytes_max + 1, 's') + "\"}", secret)),
             TokenError::bad_claims);
-  EXPECT_EQ(verify(mint_hs256(hs256, "{\"sub\":\"" + std::string(subject_bytes_max, 's') + "\"}", secret)),
-            TokenError::none);
+  EXPECT_EQ(
+      verify(mint_hs256(hs256, "{\"sub\":\"" + std::string(subject_bytes_max, 's') + "\"" + exp_later + "}", secret)),
+      TokenError::none);
   EXPECT_EQ(sub(), std::string(subject_bytes_max, 's'));
 }
 
@@ -233,7 +258,7 @@ TEST_F(Jwt, refuses_json_that_is_not_one_object_or_repeats_a_member) {
 }
 
 TEST_F(Jwt, repeated_verification_gives_the_same_answer) {
-  const std::string good = mint_hs256(hs256, claims(""), secret);
+  const std::string good = mint_hs256(hs256, claims(exp_later), secret);
   const std::string bad = mint_hs256(hs256, claims(""), "other");
   for (int i = 0; i < 3; ++i) {
     EXPECT_EQ(verify(good), TokenError::none);

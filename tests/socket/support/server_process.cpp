@@ -38,9 +38,8 @@ struct ExecArgs {
   }
 };
 
-// Parses "... listening on 127.0.0.1:PORT ..." (also "[::1]:PORT").
-std::optional<std::uint16_t> parse_port(const std::string& line) {
-  const std::string marker = "listening on ";
+// Parses the port of "... MARKER127.0.0.1:PORT ..." (also "[::1]:PORT").
+std::optional<std::uint16_t> parse_port(const std::string& line, const std::string& marker = "listening on ") {
   const auto at = line.find(marker);
   if (at == std::string::npos) return std::nullopt;
   const auto begin = at + marker.size();
@@ -163,6 +162,10 @@ void ServerProcess::read_startup_line() {
   const auto port = parse_port(startup_line_);
   if (!port) throw std::runtime_error("cannot parse \"listening on ADDR:PORT\" in \"" + startup_line_ + "\"");
   port_ = *port;
+  if (startup_line_.find(" metrics=") != std::string::npos) {
+    metrics_port_ = parse_port(startup_line_, " metrics=");
+    if (!metrics_port_) throw std::runtime_error("cannot parse \"metrics=ADDR:PORT\" in \"" + startup_line_ + "\"");
+  }
 }
 
 void ServerProcess::signal(int signal) {

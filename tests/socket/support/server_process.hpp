@@ -48,6 +48,9 @@ class ServerProcess {
   ServerProcess& operator=(const ServerProcess&) = delete;
 
   std::uint16_t port() const { return port_; }
+  // The port of `metrics=ADDR:PORT`, which ends the start-up line when the
+  // server was given --metrics-address; nullopt without it.
+  std::optional<std::uint16_t> metrics_port() const { return metrics_port_; }
   pid_t pid() const { return pid_; }
   const std::string& startup_line() const { return startup_line_; }
 
@@ -69,6 +72,7 @@ class ServerProcess {
   std::optional<ExitStatus> exit_;
   std::string startup_line_;
   std::uint16_t port_ = 0;
+  std::optional<std::uint16_t> metrics_port_;
   std::thread stdout_drain_;
 };
 
