@@ -78,6 +78,11 @@ struct Connection final : http::RequestEvents {
   // of each zero-copy send whose result has arrived but not its notification.
   std::uint32_t inflight = 0;
   bool recv_armed = false;
+  bool recv_multishot = false;  // the armed receive is multishot
+  // The connection has pipelined far enough ahead to pause its input once:
+  // from then on it receives one buffer per receive, so a pause no longer
+  // lets a multishot receive fill buffers until its cancel lands.
+  bool single_shot = false;
   bool send_inflight = false;
   bool input_paused = false;    // parser paused or queue full: no parsing, no reading
   bool peer_eof = false;        // the peer half-closed; answer what we have, then close

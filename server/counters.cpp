@@ -85,6 +85,14 @@ void render_metrics(std::span<const ShardCounters* const> shards, std::string& o
           [](const ShardCounters& c) -> const metrics::Counter& { return c.recv_no_buffers; });
   counter("ringhttp_input_overflow_total", "Connections closed because input kept arriving while reading was paused.",
           [](const ShardCounters& c) -> const metrics::Counter& { return c.input_overflow; });
+  w.family("ringhttp_input_buffers_held", "gauge",
+           "Provided receive buffers held now by connections whose input is paused (at most half the pool).");
+  w.sample("ringhttp_input_buffers_held",
+           sum(shards, [](const ShardCounters& c) -> const metrics::Gauge& { return c.input_buffers_held; }));
+  w.family("ringhttp_input_spill_blocks_used", "gauge",
+           "Spill blocks holding paused connections' input now (input beyond their share of receive buffers).");
+  w.sample("ringhttp_input_spill_blocks_used",
+           sum(shards, [](const ShardCounters& c) -> const metrics::Gauge& { return c.spill_blocks_used; }));
   counter("ringhttp_stale_completions_total", "Completions for a slot already reused (should stay 0).",
           [](const ShardCounters& c) -> const metrics::Counter& { return c.stale_completions; });
   counter("ringhttp_sq_full_flushes_total", "Times a full submission queue was flushed to make room.",

@@ -71,6 +71,8 @@ struct ShardCounters {
   Counter accept_errors_other;
   Counter recv_no_buffers;
   Counter input_overflow;
+  metrics::Gauge input_buffers_held;  // provided receive buffers held by paused connections now
+  metrics::Gauge spill_blocks_used;   // spill blocks holding paused connections' input now
   Counter stale_completions;
   Counter sq_full_flushes;
   Counter zc_notifications;

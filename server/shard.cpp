@@ -281,6 +281,11 @@ void Shard::on_accept(std::int32_t res, std::uint32_t flags) {
 }
 
 void Shard::on_tick() {
+  if (spill_touched_ && spill_free_.size() == spill_blocks) {
+    // Spill memory is lent for a flood, not kept after it.
+    ::madvise(spill_, std::size_t(spill_blocks) * recv_buffer_bytes, MADV_DONTNEED);
+    spill_touched_ = false;
+  }
   wall_s_ = std::time(nullptr);
   date_.refresh(wall_s_);
   const std::uint64_t flushes = ring_.submit_full_flushes();
@@ -383,6 +388,7 @@ void Shard::open_connection(int fd) {
   conn.send_bytes_left = 0;
   conn.written_responses = 0;
   conn.recv_armed = conn.send_inflight = conn.input_paused = conn.peer_eof = false;
+  conn.recv_multishot = conn.single_shot = false;
   conn.metrics_queued = conn.rearm_recv = false;
   conn.enobufs_in_a_row = 0;
   conn.last_activity_ms = now_ms_;
@@ -403,7 +409,7 @@ void Shard::arm_recv(Connection& conn) {
   assert(!conn.recv_armed);
   assert(conn.state != ConnState::closing && conn.state != ConnState::free);
   io_uring_sqe* sqe = ring_.sqe();
-  buffers_.prep_recv(sqe, conn.fd, conn.slot);
+  conn.recv_multishot = buffers_.prep_recv(sqe, conn.fd, conn.slot, !conn.single_shot);
   sqe->user_data = tag(Op::recv, conn);
   conn.recv_armed = true;
   ++conn.inflight;
@@ -412,6 +418,7 @@ void Shard::arm_recv(Connection& conn) {
 void Shard::release_chunk(InputChunk chunk) {
   if (chunk.buffer_id >= spill_id_base) {
     spill_free_.push_back(std::uint32_t(chunk.buffer_id - spill_id_base));
+    counters_.spill_blocks_used.set(spill_blocks - spill_free_.size());
     return;
   }
   buffers_.give_back(chunk.buffer_id);
@@ -424,6 +431,8 @@ bool Shard::spill(InputChunk& chunk) {
   assert(chunk.len <= recv_buffer_bytes);
   const std::uint32_t block = spill_free_.back();
   spill_free_.pop_back();
+  spill_touched_ = true;
+  counters_.spill_blocks_used.set(spill_blocks - spill_free_.size());
   char* to = spill_ + std::size_t(block) * recv_buffer_bytes;
   std::memcpy(to, chunk.data, chunk.len);
   buffers_.give_back(chunk.buffer_id);
@@ -530,14 +539,13 @@ void Shard::hold(Connection& conn, InputChunk chunk, bool at_front) {
   const auto is_provided = [](const InputChunk& c) {
     return c.buffer_id != uring::ReceiveBuffers::own_buffer && c.buffer_id < spill_id_base;
   };
-  // The chunk being parsed goes back to the front as it is (a connection
-  // always keeps the one it stopped in). Input that arrives beyond the
-  // connection's share of provided buffers, or the shard's, is copied out so
-  // the buffer serves other clients; beyond what the spill blocks hold, the
-  // connection is closed.
+  // Input held beyond the connection's share of provided buffers, or the
+  // shard's, is copied out so the buffer serves other clients (the chunk
+  // being parsed, put back at the front, included); beyond what the spill
+  // blocks hold, or 64 chunks, the connection is closed.
   const bool over_share = conn.held_buffers >= Connection::held_buffers_max || held_buffers_ >= held_buffers_shard_max;
-  const bool fits = conn.held_count < Connection::held_chunks_max &&
-                    (at_front || !is_provided(chunk) || !over_share || spill(chunk));
+  const bool fits =
+      conn.held_count < Connection::held_chunks_max && (!is_provided(chunk) || !over_share || spill(chunk));
   if (!fits) {
     counters_.input_overflow.add();
     release_chunk(chunk);
@@ -554,6 +562,7 @@ void Shard::hold(Connection& conn, InputChunk chunk, bool at_front) {
   if (is_provided(chunk)) {
     ++conn.held_buffers;
     ++held_buffers_;
+    counters_.input_buffers_held.set(held_buffers_);
   }
 }
 
@@ -566,6 +575,7 @@ InputChunk Shard::unhold(Connection& conn) {
     assert(conn.held_buffers > 0 && held_buffers_ > 0);
     --conn.held_buffers;
     --held_buffers_;
+    counters_.input_buffers_held.set(held_buffers_);
   }
   return chunk;
 }
@@ -577,10 +587,11 @@ void Shard::drop_held(Connection& conn) {
 void Shard::pause_input(Connection& conn) {
   if (conn.input_paused) return;
   conn.input_paused = true;
+  conn.single_shot = true;
   // A multishot receive would go on delivering: cancel it, so the socket's
   // buffer fills and TCP pushes back on the client. A single-shot receive is
   // simply not re-armed.
-  if (conn.recv_armed && features_.multishot_recv) cancel_op(conn, Op::recv);
+  if (conn.recv_armed && conn.recv_multishot) cancel_op(conn, Op::recv);
 }
 
 bool Shard::can_take_more(const Connection& conn) const {

@@ -47,9 +47,13 @@ class Shard {
   // many clients pipeline without reading.
   static constexpr std::uint32_t held_buffers_shard_max = recv_buffers / 2;
   // Blocks (of recv_buffer_bytes) that held input beyond a connection's
-  // share is copied into: 1 MiB per shard, mapped once, touched only when a
-  // client pipelines that far ahead. Exhausted, the connection is closed.
-  static constexpr std::uint32_t spill_blocks = 256;
+  // share is copied into: 16 MiB per shard, mapped once, touched only as far
+  // as clients pipeline that far ahead, and given back to the kernel once
+  // empty again. Four times the receive buffers: what arrives for paused
+  // connections before their receives stop is bounded by the buffers the
+  // kernel can fill (the ring's 1,024) per wave. Exhausted, the connection
+  // that needs one more is closed (ringhttp_input_overflow_total).
+  static constexpr std::uint32_t spill_blocks = 4 * recv_buffers;
   // Accepted connections waiting for the slot of an idle connection that
   // was reclaimed for them (the table was full); more are refused.
   static constexpr std::size_t pending_accepts_max = 64;
@@ -141,6 +145,7 @@ class Shard {
   std::uint32_t open_count_ = 0;
   std::uint32_t held_buffers_ = 0;   // provided buffers held by paused connections
   char* spill_ = nullptr;            // spill_blocks x recv_buffer_bytes
+  bool spill_touched_ = false;       // pages of spill_ resident since the last give-back
   std::vector<std::uint32_t> spill_free_;
   std::vector<int> pending_fds_;     // accepted, waiting for a reclaimed slot
 

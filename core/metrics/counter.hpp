@@ -20,6 +20,17 @@ class Counter {
   std::atomic<std::uint64_t> value_{0};
 };
 
+// A per-shard level (buffers held now, say), with the same single-writer
+// rule; summed over shards on read like a counter.
+class Gauge {
+ public:
+  void set(std::uint64_t n) { value_.store(n, std::memory_order_relaxed); }
+  std::uint64_t read() const { return value_.load(std::memory_order_relaxed); }
+
+ private:
+  std::atomic<std::uint64_t> value_{0};
+};
+
 static_assert(std::atomic<std::uint64_t>::is_always_lock_free);
 
 }  // namespace ringhttp::metrics

@@ -31,19 +31,21 @@ std::string ReceiveBuffers::init(io_uring* ring, const Features& features, std::
   return {};
 }
 
-void ReceiveBuffers::prep_recv(io_uring_sqe* sqe, int fd, std::uint32_t slot) {
+bool ReceiveBuffers::prep_recv(io_uring_sqe* sqe, int fd, std::uint32_t slot, bool multishot) {
   if (!provided_) {
     assert(std::size_t(slot + 1) * buffer_bytes_ <= own_bytes_);
     io_uring_prep_recv(sqe, fd, own_ + std::size_t(slot) * buffer_bytes_, buffer_bytes_, 0);
-    return;
+    return false;
   }
-  if (multishot_) {
+  const bool use_multishot = multishot_ && multishot;
+  if (use_multishot) {
     io_uring_prep_recv_multishot(sqe, fd, nullptr, 0, 0);
   } else {
     io_uring_prep_recv(sqe, fd, nullptr, buffer_bytes_, 0);
   }
   sqe->flags |= IOSQE_BUFFER_SELECT;
   sqe->buf_group = ring_.group();
+  return use_multishot;
 }
 
 }  // namespace ringhttp::uring

@@ -39,8 +39,9 @@ class ReceiveBuffers {
                    std::uint32_t slots);
 
   // Prepares a receive on `fd` for `slot`: multishot with buffer select when
-  // the features allow, else single-shot (selected or into the slot's buffer).
-  void prep_recv(io_uring_sqe* sqe, int fd, std::uint32_t slot);
+  // the features allow and `multishot` is asked, else single-shot (selected
+  // or into the slot's buffer). Returns whether it is multishot.
+  bool prep_recv(io_uring_sqe* sqe, int fd, std::uint32_t slot, bool multishot = true);
 
   // The bytes a receive completion with `cqe_flags` delivered for `slot`.
   Received received(std::uint32_t slot, std::uint32_t cqe_flags) {
