@@ -2,6 +2,8 @@
 # Builds the libFuzzer targets in tests/fuzz/ with clang (address and
 # undefined-behaviour sanitizers on) and runs each for a short time: the
 # request parser, POST /echo's body parser, and the bearer-token verifier.
+# Then the hostile-client driver runs against the real server with random
+# seeds for as long, and prints the seed of any failure.
 # Usage: tools/fuzz.sh [seconds per target, default 20]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -57,3 +59,20 @@ run() {  # target, corpus, max_len
 run request_parser request_parser 4096
 run echo_body echo_body 4096
 run jwt jwt 2048
+
+# The connection state machine, not only the parser: the hostile-client
+# driver (tests/socket/hostile_driver_main.cpp; `meson test` runs one fixed
+# seed) against the real server, with random seeds for the same time. The
+# sanitizer build when there is one (tools/test.sh makes it first). A failure
+# prints its seed, the failing connections' bytes, and how to replay them:
+# hostile_driver --seed S [--connection K].
+driver_build=build-san
+[[ -f "$driver_build/build.ninja" ]] || driver_build=build
+[[ -f "$driver_build/build.ninja" ]] || meson setup "$driver_build" >/dev/null
+ninja -C "$driver_build" server/server tests/socket/hostile_driver >/dev/null
+if ! ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+    "$driver_build/tests/socket/hostile_driver" --seconds "$seconds" --quiet --server "$driver_build/server/server"; then
+  echo "fuzz.sh: hostile_driver found a failure (its seed is printed above)" >&2
+  exit 1
+fi
+echo "fuzz.sh: hostile_driver ran ${seconds}s of random seeds without a finding"

@@ -1,0 +1,130 @@
+// The hostile-client driver on its own (tests/socket/hostile_driver_test.cpp
+// runs it with one fixed seed): sessions against fresh servers, with a given
+// seed or with random seeds for a given time. Prints the seed of every
+// failure and exits 1 after the first failing session.
+//
+//   hostile_driver [--seed N] [--seconds S] [--rounds N] [--connections N]
+//                  [--concurrency N] [--connection K] [--server PATH]
+//                  [--burst-max N] [--no-bare-cr] [--quiet]
+//
+// --seconds S: random seeds, one session after another, for S seconds.
+// --connection K: replay connection K of the seed's round alone (repeat
+// it to replay several together).
+// --server PATH: the server binary (else $RINGHTTP_SERVER, else build/server/server).
+// --burst-max, --no-bare-cr: leave out what a known server bug trips over,
+// to look past it (the gtest always runs the full mix).
+#include <chrono>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <random>
+#include <string>
+
+#include "support/hostile_session.hpp"
+
+namespace {
+
+using socket_test::hostile::SessionOptions;
+using socket_test::hostile::SessionReport;
+
+int usage(const char* why) {
+  std::cerr << "hostile_driver: " << why
+            << "\nusage: hostile_driver [--seed N] [--seconds S] [--rounds N] [--connections N] [--concurrency N]"
+               " [--connection K] [--server PATH] [--burst-max N] [--no-bare-cr] [--quiet]\n";
+  return 2;
+}
+
+std::uint64_t random_seed() {
+  std::random_device device;
+  return (std::uint64_t(device()) << 32 | device()) % 1'000'000'000'000ull;
+}
+
+// Runs one session; prints its failures. True when it passed.
+bool run(SessionOptions options, std::uint64_t seed, bool quiet) {
+  options.driver.seed = seed;
+  if (!quiet) options.log = [](const std::string& line) { std::cout << "  " << line << std::endl; };
+  std::cout << "hostile_driver: seed " << seed << std::endl;
+  const SessionReport report = socket_test::hostile::run_session(options);
+  for (const std::string& failure : report.failures) std::cout << "FAILURE: " << failure << "\n";
+  if (report.failures.empty()) {
+    std::cout << "hostile_driver: seed " << seed << " passed" << std::endl;
+    return true;
+  }
+  std::cout << "hostile_driver: seed " << seed << " FAILED (" << report.failures.size() << " failures"
+            << (report.server_died ? ", the server died" : "") << "); rerun with --seed " << seed << std::endl;
+  return false;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  SessionOptions options;
+  std::uint64_t seed = 0;
+  bool seeded = false;
+  bool rounds_given = false;
+  std::uint64_t seconds = 0;
+  bool quiet = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    const auto value = [&]() -> const char* {
+      if (i + 1 >= argc) return nullptr;
+      return argv[++i];
+    };
+    const auto number = [&](std::uint64_t& out) {
+      const char* v = value();
+      if (v == nullptr || *v == '\0') return false;
+      char* end = nullptr;
+      out = std::strtoull(v, &end, 10);
+      return *end == '\0';
+    };
+    std::uint64_t n = 0;
+    if (arg == "--seed") {
+      if (!number(seed)) return usage("--seed takes a number");
+      seeded = true;
+    } else if (arg == "--seconds") {
+      if (!number(seconds)) return usage("--seconds takes a number");
+    } else if (arg == "--rounds") {
+      if (!number(n) || n == 0) return usage("--rounds takes a positive number");
+      options.rounds = std::uint32_t(n);
+      rounds_given = true;
+    } else if (arg == "--connections") {
+      if (!number(n) || n == 0) return usage("--connections takes a positive number");
+      options.driver.connections = std::uint32_t(n);
+    } else if (arg == "--concurrency") {
+      if (!number(n) || n == 0) return usage("--concurrency takes a positive number");
+      options.driver.concurrency = std::uint32_t(n);
+    } else if (arg == "--connection") {
+      if (!number(n)) return usage("--connection takes a number");
+      options.driver.only_connections.push_back(std::uint32_t(n));
+    } else if (arg == "--server") {
+      const char* v = value();
+      if (v == nullptr) return usage("--server takes a path");
+      ::setenv("RINGHTTP_SERVER", v, 1);
+    } else if (arg == "--burst-max") {
+      if (!number(n) || n == 0) return usage("--burst-max takes a positive number");
+      options.driver.script.burst_requests_max = std::uint32_t(n);
+    } else if (arg == "--no-bare-cr") {
+      options.driver.script.bare_cr = false;
+    } else if (arg == "--quiet") {
+      quiet = true;
+    } else {
+      return usage(("unknown option " + arg).c_str());
+    }
+  }
+  if (!options.driver.only_connections.empty()) {
+    if (!rounds_given) options.rounds = 1;
+    options.driver.concurrency = std::uint32_t(options.driver.only_connections.size());
+    options.replays_max = 0;
+  }
+  if (seconds == 0) return run(options, seeded ? seed : random_seed(), quiet) ? 0 : 1;
+  // Random seeds (the first one given, if any) until the time is up.
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+  std::uint64_t sessions = 0;
+  do {
+    if (!run(options, seeded && sessions == 0 ? seed : random_seed(), quiet)) return 1;
+    ++sessions;
+  } while (std::chrono::steady_clock::now() < until);
+  std::cout << "hostile_driver: " << sessions << " seeds passed in " << seconds << " s" << std::endl;
+  return 0;
+}
