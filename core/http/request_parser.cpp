@@ -126,6 +126,7 @@ const llhttp_settings_t& RequestParser::settings() {
     out.on_headers_complete = &RequestParser::on_headers_complete;
     out.on_body = &RequestParser::on_body;
     out.on_chunk_header = &RequestParser::on_chunk_header;
+    out.on_header_value_complete = &RequestParser::on_header_value_complete;
     out.on_message_complete = &RequestParser::on_message_complete;
     return out;
   }();
@@ -359,6 +360,7 @@ int RequestParser::on_header_field(llhttp_t* p, const char* at, std::size_t len)
     // header costs this one comparison.
     const char first = len > 0 ? ascii_lower(at[0]) : 'e';
     s.name_skipped_ = !may_be_inspected(first);
+    s.name_last_ = 0;  // no byte of this name yet
   }
   if (len > 0) s.name_last_ = at[len - 1];
   if (s.name_skipped_) return 0;
@@ -373,8 +375,11 @@ int RequestParser::on_header_field(llhttp_t* p, const char* at, std::size_t len)
 int RequestParser::on_header_value(llhttp_t* p, const char* at, std::size_t len) {
   RequestParser& s = self(p);
   if (s.line_ != Line::value) {
-    // llhttp 8.1 takes "Host : x" with the space in the name; RFC 9112
-    // section 5.1 says whitespace before the colon must be refused with 400.
+    // llhttp 8.1 takes ": x" (no name: the value would join the previous
+    // line's) and "Host : x" (the space in the name); RFC 9112 section 5.1
+    // says a field name is a token and whitespace before the colon must be
+    // refused with 400.
+    if (s.line_ != Line::name || s.name_last_ == 0) return s.fail(ParseError::malformed);
     if (is_space_or_tab(s.name_last_)) return s.fail(ParseError::malformed);
     s.line_ = Line::value;
     s.classify_name();
@@ -498,6 +503,13 @@ int RequestParser::on_headers_complete(llhttp_t* p) {
   if (!chunked && !head.expect_continue) return 0;
   s.pending_ = Pending::headers;
   return HPE_PAUSED;
+}
+
+int RequestParser::on_header_value_complete(llhttp_t* p) {
+  RequestParser& s = self(p);
+  if (s.line_ == Line::value) s.end_header_line();
+  s.line_ = Line::none;
+  return 0;
 }
 
 int RequestParser::on_chunk_header(llhttp_t* p) {

@@ -173,6 +173,7 @@ class RequestParser {
   enum class Pending : std::uint8_t { none, headers, message };
 
   static int on_chunk_header(llhttp_t* p);
+  static int on_header_value_complete(llhttp_t* p);
   // For callbacks: records why, returns llhttp's "stop". feed() reports it
   // unless the framing scanner finds an earlier fault.
   int fail(ParseError error);
