@@ -1,7 +1,11 @@
 #include "core/http/request_parser.hpp"
 
+#include <array>
 #include <cassert>
 #include <cstring>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "core/text/ascii.hpp"
 
@@ -51,6 +55,30 @@ constexpr bool is_host_byte(char c) {
 }
 
 constexpr bool is_space_or_tab(char c) { return c == ' ' || c == '\t'; }
+
+// The first CR or LF in [p, end), or end: 16 bytes at a time where SSE2 is
+// there (every x86-64), never reading outside the range.
+const char* find_line_end(const char* p, const char* end) {
+#if defined(__SSE2__)
+  const __m128i cr = _mm_set1_epi8('\r');
+  const __m128i lf = _mm_set1_epi8('\n');
+  while (end - p >= 16) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+    const int hits = _mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(v, cr), _mm_cmpeq_epi8(v, lf)));
+    if (hits != 0) return p + __builtin_ctz(unsigned(hits));
+    p += 16;
+  }
+#endif
+  while (p < end && *p != '\r' && *p != '\n') ++p;
+  return p;
+}
+
+constexpr std::array<bool, 256> host_bytes = [] {
+  std::array<bool, 256> table{};
+  for (int c = 0; c < 256; ++c) table[std::size_t(c)] = is_host_byte(char(c));
+  return table;
+}();
+
 
 // "http://" or "https://", case-insensitively: the absolute form of a
 // request target (RFC 9112 section 3.2.2), which a server must accept.
@@ -126,7 +154,6 @@ const llhttp_settings_t& RequestParser::settings() {
     out.on_headers_complete = &RequestParser::on_headers_complete;
     out.on_body = &RequestParser::on_body;
     out.on_chunk_header = &RequestParser::on_chunk_header;
-    out.on_header_value_complete = &RequestParser::on_header_value_complete;
     out.on_message_complete = &RequestParser::on_message_complete;
     return out;
   }();
@@ -220,41 +247,58 @@ RequestParser::Result RequestParser::deliver(const char* data, const char* at) {
   return {pause ? Status::paused : Status::done, std::size_t(at - data)};
 }
 
+inline bool RequestParser::scan_byte(char c) {
+  if (crlf_due_) {
+    // Chunk data is followed by exactly CRLF (llhttp 8.1 skips two bytes).
+    if (c != '\r') return refuse(ParseError::bad_framing);
+    crlf_due_ = false;
+    cr_pending_ = true;
+    return true;
+  }
+  if (cr_pending_) {
+    if (c != '\n') return refuse(ParseError::bad_framing);
+    cr_pending_ = false;
+    line_start_ = true;
+    return true;
+  }
+  if (c == '\r') {
+    cr_pending_ = true;
+    line_start_ = false;
+    return true;
+  }
+  // A line that starts with whitespace is obsolete line folding (RFC 9112
+  // section 5.2), which a server must refuse or unfold: refused. One that
+  // starts with a colon has an empty field name, which llhttp 8.1 takes as
+  // more of the previous line's value ("Host: a" then ": x" reads Host
+  // "ax"): refused too.
+  if (line_start_ && (is_space_or_tab(c) || c == ':')) return refuse(ParseError::bad_framing);
+  line_start_ = c == '\n';
+  return true;
+}
+
 bool RequestParser::scan_framing(const char* from, const char* to) {
   assert(from <= to);
   // Every framing byte counts against the limit (spaces llhttp skips
   // without a callback included); the byte that crosses it is the fault.
   const std::size_t allowed = limits_.header_bytes_max - std::min(framing_run_bytes_, limits_.header_bytes_max);
   const char* const stop = std::size_t(to - from) > allowed ? from + allowed : to;
-  for (const char* p = from; p < stop; ++p) {
-    const char c = *p;
-    if (crlf_due_) {
-      // Chunk data is followed by exactly CRLF (llhttp 8.1 skips two bytes).
-      if (c != '\r') return refuse(ParseError::bad_framing);
-      crlf_due_ = false;
-      cr_pending_ = true;
-      continue;
+  const char* p = from;
+  while (p < stop) {
+    // Between line ends nothing can break a rule: skip to the next CR or
+    // LF unless the byte before asked for something.
+    if (!crlf_due_ && !cr_pending_ && !line_start_) {
+      p = find_line_end(p, stop);
+      if (p == stop) break;
     }
-    if (cr_pending_) {
-      if (c != '\n') return refuse(ParseError::bad_framing);
-      cr_pending_ = false;
-      line_start_ = true;
-      continue;
-    }
-    if (c == '\r') {
-      cr_pending_ = true;
-      line_start_ = false;
-      continue;
-    }
-    // A line that starts with whitespace is obsolete line folding (RFC 9112
-    // section 5.2), which a server must refuse or unfold: refused.
-    if (line_start_ && is_space_or_tab(c)) return refuse(ParseError::bad_framing);
-    line_start_ = c == '\n';
+    if (!scan_byte(*p)) return false;
+    ++p;
   }
   framing_run_bytes_ += std::size_t(stop - from);
   if (stop != to) return refuse(past_headers_ ? ParseError::framing_too_large : ParseError::header_too_large);
   return true;
 }
+
+
 
 int RequestParser::fail(ParseError error) {
   if (callback_error_ == ParseError::none) callback_error_ = error;
@@ -360,7 +404,6 @@ int RequestParser::on_header_field(llhttp_t* p, const char* at, std::size_t len)
     // header costs this one comparison.
     const char first = len > 0 ? ascii_lower(at[0]) : 'e';
     s.name_skipped_ = !may_be_inspected(first);
-    s.name_last_ = 0;  // no byte of this name yet
   }
   if (len > 0) s.name_last_ = at[len - 1];
   if (s.name_skipped_) return 0;
@@ -375,18 +418,16 @@ int RequestParser::on_header_field(llhttp_t* p, const char* at, std::size_t len)
 int RequestParser::on_header_value(llhttp_t* p, const char* at, std::size_t len) {
   RequestParser& s = self(p);
   if (s.line_ != Line::value) {
-    // llhttp 8.1 takes ": x" (no name: the value would join the previous
-    // line's) and "Host : x" (the space in the name); RFC 9112 section 5.1
-    // says a field name is a token and whitespace before the colon must be
-    // refused with 400.
-    if (s.line_ != Line::name || s.name_last_ == 0) return s.fail(ParseError::malformed);
+    // llhttp 8.1 takes "Host : x" with the space in the name; RFC 9112
+    // section 5.1 says whitespace before the colon must be refused with 400.
+    // (An empty name is the framing scanner's to refuse.)
     if (is_space_or_tab(s.name_last_)) return s.fail(ParseError::malformed);
     s.line_ = Line::value;
     s.classify_name();
   }
   if (s.inspected_ == Inspected::other) return 0;
   if (s.inspected_ == Inspected::host) {
-    for (std::size_t i = 0; i < len; ++i) s.check_host_byte(at[i]);
+    s.check_host_bytes(at, len);
     return 0;
   }
   if (s.inspected_ == Inspected::kept) {
@@ -410,13 +451,21 @@ int RequestParser::on_header_value(llhttp_t* p, const char* at, std::size_t len)
   return 0;
 }
 
-void RequestParser::check_host_byte(char c) {
-  if (is_space_or_tab(c)) {
-    host_space_after_ = host_started_;
-  } else if (host_space_after_ || !is_host_byte(c)) {
-    host_invalid_ = true;
-  } else {
-    host_started_ = true;
+void RequestParser::check_host_bytes(const char* at, std::size_t len) {
+  std::size_t i = 0;
+  if (!host_space_after_) {
+    while (i < len && host_bytes[std::uint8_t(at[i])]) ++i;  // the whole value, usually
+    host_started_ = host_started_ || i > 0;
+  }
+  for (; i < len; ++i) {
+    const char c = at[i];
+    if (host_bytes[std::uint8_t(c)] && !host_space_after_) {
+      host_started_ = true;
+    } else if (is_space_or_tab(c)) {
+      host_space_after_ = host_started_;
+    } else {
+      host_invalid_ = true;  // a byte no host has, or anything after inner whitespace
+    }
   }
 }
 
@@ -503,13 +552,6 @@ int RequestParser::on_headers_complete(llhttp_t* p) {
   if (!chunked && !head.expect_continue) return 0;
   s.pending_ = Pending::headers;
   return HPE_PAUSED;
-}
-
-int RequestParser::on_header_value_complete(llhttp_t* p) {
-  RequestParser& s = self(p);
-  if (s.line_ == Line::value) s.end_header_line();
-  s.line_ = Line::none;
-  return 0;
 }
 
 int RequestParser::on_chunk_header(llhttp_t* p) {

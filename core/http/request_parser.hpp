@@ -173,7 +173,6 @@ class RequestParser {
   enum class Pending : std::uint8_t { none, headers, message };
 
   static int on_chunk_header(llhttp_t* p);
-  static int on_header_value_complete(llhttp_t* p);
   // For callbacks: records why, returns llhttp's "stop". feed() reports it
   // unless the framing scanner finds an earlier fault.
   int fail(ParseError error);
@@ -184,7 +183,8 @@ class RequestParser {
   }
   void end_header_line();
   void classify_name();
-  void check_host_byte(char c);
+  void check_host_bytes(const char* at, std::size_t len);
+  bool scan_byte(char c);
   ParseError check_head(const llhttp_t* p);
   void normalize_target();
   // Scans framing bytes [from, to) of the current feed; false (error_ set)

@@ -336,8 +336,8 @@ TEST(StrictFraming, whitespace_before_a_colon_is_refused) {
 // llhttp 8.1 reports ": x" as more of the previous line's value (here,
 // Host would read "ax"); a field name is a token, so it is refused.
 TEST(StrictFraming, an_empty_header_name_is_refused) {
-  expect_refused_at_every_split("GET /a HTTP/1.1\r\nHost: a\r\n: x\r\n\r\n", ParseError::malformed, 0);
-  expect_refused_at_every_split("GET /a HTTP/1.1\r\n: x\r\nHost: a\r\n\r\n", ParseError::malformed, 0);
+  expect_refused_at_every_split("GET /a HTTP/1.1\r\nHost: a\r\n: x\r\n\r\n", ParseError::bad_framing, 0);
+  expect_refused_at_every_split("GET /a HTTP/1.1\r\n: x\r\nHost: a\r\n\r\n", ParseError::bad_framing, 0);
 }
 
 TEST(StrictFraming, a_well_formed_chunked_body_with_extensions_and_trailers_passes) {
