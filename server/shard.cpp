@@ -460,8 +460,12 @@ void Shard::on_recv(Connection& conn, std::int32_t res, std::uint32_t flags) {
       consume(conn, chunk);
     }
   } else if (res == 0) {
-    // The peer finished sending. Answer what is queued, then close.
-    if (conn.state == ConnState::open && (!conn.out.empty() || conn.send_inflight)) {
+    // The peer finished sending. Answer what is queued, then close; what
+    // it sent before its FIN and is held while input is paused is parsed
+    // and answered first (resume_input drains once it is all read).
+    if (conn.state == ConnState::open && conn.input_paused) {
+      conn.peer_eof = true;
+    } else if (conn.state == ConnState::open && (!conn.out.empty() || conn.send_inflight)) {
       conn.peer_eof = true;
       begin_drain(conn);
       mark_dirty(conn);
@@ -607,7 +611,14 @@ void Shard::resume_input(Connection& conn) {
   assert(conn.input_paused);
   conn.input_paused = false;
   while (conn.held_count > 0 && !conn.input_paused && conn.state == ConnState::open) consume(conn, unhold(conn));
-  if (conn.state == ConnState::open && !conn.input_paused && !conn.recv_armed && !conn.peer_eof) arm_recv(conn);
+  if (conn.state != ConnState::open || conn.input_paused) return;
+  if (conn.peer_eof) {
+    // Everything the peer sent before its FIN has been read: answer, close.
+    begin_drain(conn);
+    mark_dirty(conn);
+  } else if (!conn.recv_armed) {
+    arm_recv(conn);
+  }
 }
 
 void Shard::on_request_headers(Connection& conn, const http::RequestHead& head) {

@@ -73,6 +73,48 @@ const char* find_line_end(const char* p, const char* end) {
   return p;
 }
 
+// Whether no two adjacent bytes of [p, end) break a framing rule, taking
+// every byte as framing: a CR followed by anything but LF, an LF followed
+// by whitespace or a colon. Body bytes can make it say no; then the scanner
+// checks byte by byte. One pass over the feed, 16 bytes at a time.
+bool no_adjacent_fault(const char* p, const char* end) {
+#if defined(__SSE2__)
+  unsigned carry_cr = 0;
+  unsigned carry_lf = 0;
+  // One block of 16 bytes (`valid` marks the real ones): each CR's
+  // successor must be an LF; only where an LF is does the block look
+  // further, for whitespace or a colon after it.
+  const auto block_ok = [&](const char* bytes, unsigned valid, unsigned last) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(bytes));
+    const unsigned cr = unsigned(_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8('\r'))));
+    const unsigned lf = unsigned(_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8('\n'))));
+    if ((((cr << 1) | carry_cr) & valid & ~lf) != 0) return false;
+    const unsigned after_lf = ((lf << 1) | carry_lf) & valid;
+    if (after_lf != 0) {
+      const __m128i ws = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(' ')),
+                                                   _mm_cmpeq_epi8(v, _mm_set1_epi8('\t'))),
+                                      _mm_cmpeq_epi8(v, _mm_set1_epi8(':')));
+      if ((after_lf & unsigned(_mm_movemask_epi8(ws))) != 0) return false;
+    }
+    carry_cr = (cr >> last) & 1u;
+    carry_lf = (lf >> last) & 1u;
+    return true;
+  };
+  for (; end - p >= 16; p += 16) {
+    if (!block_ok(p, 0xffffu, 15)) return false;
+  }
+  if (p == end) return true;
+  const std::size_t n = std::size_t(end - p);
+  alignas(16) char tail[16] = {};
+  std::memcpy(tail, p, n);
+  return block_ok(tail, (1u << n) - 1, unsigned(n - 1));
+#else
+  (void)p;
+  (void)end;
+  return false;  // the byte-by-byte scan decides
+#endif
+}
+
 constexpr std::array<bool, 256> host_bytes = [] {
   std::array<bool, 256> table{};
   for (int c = 0; c < 256; ++c) table[std::size_t(c)] = is_host_byte(char(c));
@@ -184,6 +226,7 @@ RequestParser::Result RequestParser::feed(const char* data, std::size_t len) {
   const char* const end = data + len;
   const char* pos = data;
   scan_from_ = data;
+  feed_clean_ = no_adjacent_fault(data, end);
   while (true) {
     const llhttp_errno_t rc = llhttp_execute(&llhttp_, pos, std::size_t(end - pos));
     if (rc == HPE_OK) {
@@ -283,6 +326,20 @@ bool RequestParser::scan_framing(const char* from, const char* to) {
   const std::size_t allowed = limits_.header_bytes_max - std::min(framing_run_bytes_, limits_.header_bytes_max);
   const char* const stop = std::size_t(to - from) > allowed ? from + allowed : to;
   const char* p = from;
+  if (feed_clean_) {
+    // No two adjacent bytes of this feed break a rule (feed() looked), so
+    // only the seam can: what the framing byte before the range (in an
+    // earlier feed, or before a body) asks of its first bytes.
+    while (p < stop && (crlf_due_ || cr_pending_ || line_start_)) {
+      if (!scan_byte(*p)) return false;
+      ++p;
+    }
+    if (p < stop) {
+      cr_pending_ = stop[-1] == '\r';
+      line_start_ = stop[-1] == '\n';
+    }
+    p = stop;
+  }
   while (p < stop) {
     // Between line ends nothing can break a rule: skip to the next CR or
     // LF unless the byte before asked for something.

@@ -233,6 +233,7 @@ class RequestParser {
   // The framing scanner (see the top of this file). Its state carries over
   // feeds; scan_from_ is where the current feed's unscanned framing starts.
   const char* scan_from_ = nullptr;
+  bool feed_clean_ = false;      // no two adjacent bytes of the current feed break a rule
   bool cr_pending_ = false;      // the last framing byte was a CR: LF must follow
   bool crlf_due_ = false;        // chunk data just ended: CR must follow (then LF)
   bool line_start_ = false;      // the last framing byte was an LF
