@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# User-space instructions per request of a server, counted by callgrind
+# (repeatable whatever else the machine is doing): the server under
+# valgrind on CPU 0, ringhttp's client on CPU 1 for a fixed number of
+# requests, then the total and the top functions.
+# Usage: tools/callgrind_server.sh SERVER_BINARY [PIPELINE (16)] [REQUESTS (64000)] [PATH (/plaintext)]
+# Needs build-release/client/client (tools/bench.sh builds it).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+server=$1
+pipeline=${2:-16}
+requests=${3:-64000}
+path=${4:-/plaintext}
+out=$(mktemp -d)
+port=$((20000 + RANDOM % 20000))
+taskset -c 0 valgrind --tool=callgrind --callgrind-out-file="$out/callgrind.out" \
+  "$server" --address 127.0.0.1 --port "$port" --shards 1 --cpus 0 >"$out/server.out" 2>"$out/server.err" &
+pid=$!
+for _ in $(seq 1 150); do grep -q listening "$out/server.out" 2>/dev/null && break; sleep 0.2; done
+taskset -c 1 build-release/client/client -c 16 -p "$pipeline" -n "$requests" -d 120s --cpus 1 \
+  "http://127.0.0.1:$port$path" >"$out/client.out" 2>&1 || { cat "$out/client.out"; kill -TERM "$pid"; exit 1; }
+kill -TERM "$pid"
+wait "$pid" || true
+total=$(callgrind_annotate "$out/callgrind.out" 2>/dev/null | awk '/PROGRAM TOTALS/ {gsub(",", "", $1); print $1}')
+echo "requests: $requests, instructions: $total, per request: $((total / requests))"
+callgrind_annotate --threshold=100 "$out/callgrind.out" 2>/dev/null | grep -E '^ *[0-9,]+ ' | sed -n 2,13p
