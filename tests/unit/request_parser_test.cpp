@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cctype>
+
 #include <string>
 #include <vector>
 
@@ -364,6 +366,40 @@ TEST(Rfc9112, http11_needs_exactly_one_valid_host) {
     Parsed p;
     EXPECT_NE(p.feed_all(ok, 1), RequestParser::Status::error) << ok;
     EXPECT_EQ(p.events.seen.size(), 1u) << ok;
+  }
+}
+
+// Every byte value, at the start, middle and end of a Host value long
+// enough for the parser's 16-byte path and short enough for its byte path:
+// accepted exactly when RFC 3986 lets a host[:port] have it.
+TEST(Rfc9112, every_byte_value_in_a_host_is_judged_by_the_rfc) {
+  const std::string allowed_specials = "-._~%!$&'()*+,;=:[]";
+  for (int b = 0; b < 256; ++b) {
+    const char c = char(b);
+    const bool allowed = std::isalnum(b) != 0 || allowed_specials.find(c) != std::string::npos;
+    if (c == '\r' || c == '\n' || c == ' ' || c == '\t') continue;  // line ends and whitespace: other tests
+    std::vector<std::string> hosts(4);
+    hosts[0].push_back(c);
+    hosts[1].append("a").push_back(c);
+    hosts[1].append("b");
+    hosts[2].append(20, 'h').push_back(c);
+    hosts[3].append(17, 'h').push_back(c);
+    hosts[3].append(5, 'h');
+    for (const std::string& host : hosts) {
+      std::string in = "GET / HTTP/1.1\r\nHost: ";
+      in.append(host).append("\r\n\r\nGET /next HTTP/1.1\r\nHost: a\r\n\r\n");
+      for (std::size_t step : {std::size_t(1), std::size_t(7), in.size()}) {
+        Parsed p;
+        const RequestParser::Status st = p.feed_all(in, step);
+        if (allowed) {
+          EXPECT_NE(st, RequestParser::Status::error) << "byte " << b << " step " << step;
+        } else {
+          // Refused, by the Host check or by llhttp (control bytes).
+          EXPECT_EQ(st, RequestParser::Status::error) << "byte " << b << " step " << step;
+          EXPECT_EQ(p.events.seen.size(), 0u) << "byte " << b;
+        }
+      }
+    }
   }
 }
 
