@@ -451,7 +451,10 @@ void Shard::on_recv(Connection& conn, std::int32_t res, std::uint32_t flags) {
     conn.enobufs_in_a_row = 0;
     const uring::ReceiveBuffers::Received received = buffers_.received(conn.slot, flags);
     const InputChunk chunk{received.data, std::uint32_t(res), received.buffer_id};
-    conn.last_activity_ms = now_ms_;
+    // Bytes alone are not activity: between requests only empty lines can
+    // arrive without starting one, and a client trickling those must still
+    // idle out. A request's start has its own deadline (header, then body);
+    // a finished request or a send's progress counts as activity.
     if (conn.state != ConnState::open) {
       release_chunk(chunk);  // draining, lingering or closing: input is discarded
     } else if (conn.input_paused) {

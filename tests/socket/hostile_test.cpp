@@ -307,6 +307,29 @@ TEST(HostileDeadlines, a_full_table_of_busy_connections_refuses_the_newcomer) {
   for (Connection& c : busy) EXPECT_TRUE(is_plaintext_ok(round_trip(c, "Host: x\r\n\r\n")));
 }
 
+// Between requests a server may ignore empty lines, and llhttp does, so
+// they start no request and no header deadline: a client that trickles
+// CRLFs must still be closed by the idle timeout, not kept alive by them.
+TEST(HostileDeadlines, empty_lines_between_requests_do_not_keep_a_connection_alive) {
+  ServerProcess server({"--shards", "1", "--idle-timeout-ms", "300"});
+  Connection connection(server.port());
+  EXPECT_TRUE(is_plaintext_ok(round_trip(connection, get("/plaintext"))));
+  const auto until = std::chrono::steady_clock::now() + 3s;
+  bool closed = false;
+  try {
+    while (std::chrono::steady_clock::now() < until) {
+      connection.send_all("\r\n");
+      std::this_thread::sleep_for(50ms);
+    }
+  } catch (const std::exception&) {
+    closed = true;  // the server closed it while we were sending
+  }
+  // Closed while the CRLFs were still coming (3 s is ten times the idle
+  // timeout): a server that took them for activity would still be open.
+  EXPECT_TRUE(closed);
+  EXPECT_GE(scrape_metrics(server.port()).value(metric::timeouts("idle")), 1);
+}
+
 // --- 6. Every byte counts against the limits -------------------------------
 
 TEST(HostileLimits, whitespace_llhttp_skips_counts_against_the_header_limit) {
