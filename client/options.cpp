@@ -19,7 +19,8 @@ constexpr const char* usage_text =
     "usage: client [options] URL        (URL: http://127.0.0.1:8080/path; loopback only)\n"
     "  -c, --connections N     connections in total (default 10)\n"
     "  -t, --threads N         worker threads, each pinned to a CPU (default 1)\n"
-    "      --cpus LIST         CPUs for the threads, e.g. 1 or 2-3 (default 0..threads-1)\n"
+    "      --cpus LIST         CPUs for the threads, within the CPU mask, e.g. 1 or 2-3\n"
+    "                          (default: the process's CPU mask, spread over the threads)\n"
     "  -d, --duration T        measured time: 500ms, 10s, 2m (default 10s)\n"
     "  -w, --warmup T          run this long first, then discard every figure (default 3s; 0 with -n)\n"
     "  -n, --requests N        stop after N responses (no warm-up; -d then bounds the time)\n"
@@ -264,9 +265,12 @@ ParseOutcome parse_options(int argc, char** argv, Options& out) {
     out.connections = std::uint32_t(out.requests);
     if (out.threads > out.connections) out.threads = out.connections;
   }
+  // The CPUs this process may run on (taskset, a cgroup's cpuset) are the
+  // default, spread over the threads, and the only ones --cpus may name.
+  const std::vector<int> allowed = net::allowed_cpus();
+  if (const std::string e = net::cpus_outside(out.cpus, allowed); !e.empty()) return fail("--cpus: " + e);
   if (out.cpus.empty()) {
-    const int online = net::online_cpus();
-    for (std::uint32_t i = 0; i < out.threads; ++i) out.cpus.push_back(int(i % std::uint32_t(online)));
+    for (std::uint32_t i = 0; i < out.threads; ++i) out.cpus.push_back(allowed[i % allowed.size()]);
   } else if (out.cpus.size() < out.threads) {
     return fail("--cpus lists fewer CPUs than --threads");
   }

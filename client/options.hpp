@@ -20,7 +20,7 @@ struct Options {
   std::string url;
   std::uint32_t connections = 10;
   std::uint32_t threads = 1;
-  std::vector<int> cpus;  // empty: threads run on CPUs 0..threads-1
+  std::vector<int> cpus;  // one per thread, within the process's CPU mask (default: the mask, spread)
   std::uint64_t duration_ns = 10'000'000'000;
   bool duration_given = false;
   std::uint64_t warmup_ns = 3'000'000'000;

@@ -4,6 +4,8 @@
 #include <cstdarg>
 #include <cstdio>
 
+#include "core/net/cpu.hpp"
+
 namespace ringhttp::client {
 namespace {
 
@@ -121,8 +123,8 @@ std::string format_text(const Report& r) {
   std::string out;
   out += format("ringhttp client %s | kernel %s | %s | %d cores | uring %s | allocator %s\n", e.version.c_str(),
                 e.kernel.c_str(), e.cpu_model.c_str(), e.cores, e.uring.c_str(), e.allocator.c_str());
-  out += format("%s %s: %u connections, %u threads, pipeline %u, ", o.method.c_str(), o.url.c_str(), o.connections,
-                o.threads, o.pipeline);
+  out += format("%s %s: %u connections, %u threads on CPUs %s, pipeline %u, ", o.method.c_str(), o.url.c_str(),
+                o.connections, o.threads, net::format_cpu_list(o.cpus).c_str(), o.pipeline);
   if (o.requests > 0) {
     out += format("%" PRIu64 " requests", o.requests);
   } else {
@@ -162,6 +164,7 @@ std::string format_json(const Report& r) {
   out +=
       ",\"options\":{\"url\":" + json_escape(o.url) + ",\"method\":" + json_escape(o.method) +
       format(",\"connections\":%u,\"threads\":%u,\"pipeline\":%u", o.connections, o.threads, o.pipeline) +
+      ",\"cpus\":[" + net::format_cpu_list(o.cpus) + "]" +
       format(",\"duration_s\":%.3f,\"warmup_s\":%.3f,\"requests\":%" PRIu64 ",\"rate\":%" PRIu64,
              o.requests > 0 && !o.duration_given ? 0.0 : seconds(o.duration_ns), seconds(o.warmup_ns), o.requests,
              o.rate) +

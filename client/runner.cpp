@@ -21,6 +21,7 @@
 #include "client/cpu_time.hpp"
 #include "client/hdr_log.hpp"
 #include "client/hgrm.hpp"
+#include "client/placement.hpp"
 #include "client/report.hpp"
 #include "client/request.hpp"
 #include "client/worker.hpp"
@@ -192,6 +193,11 @@ int run(const Options& options) {
     std::fprintf(stderr, "client: --server-pid %d: no such process (cannot read /proc/%d/stat)\n", options.server_pid,
                  options.server_pid);
     return 2;
+  }
+  if (options.server_pid != 0) {
+    const std::string warning =
+        shared_cpu_warning(options.cpus, server_cpus(options.server_pid), options.server_pid);
+    if (!warning.empty()) std::fputs(warning.c_str(), stderr);
   }
   if (const std::string error = raise_fd_limit(options); !error.empty()) {
     std::fprintf(stderr, "client: %s\n", error.c_str());

@@ -5,6 +5,7 @@
 
 #include <signal.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -110,6 +111,13 @@ int run(const server::Options& options) {
   // Listeners are opened here so that a bad address fails before any thread
   // starts; port 0 is resolved by the first and shared by the rest.
   net::Address address = options.address;
+  if (address.port() != 0) {
+    if (const int rc = net::probe_free(address); rc < 0) {
+      std::fprintf(stderr, "server: cannot listen on %s: %s\n", address.to_string().c_str(),
+                   rc == -EADDRINUSE ? "address already in use (another server is listening there)" : std::strerror(-rc));
+      return 1;
+    }
+  }
   std::vector<std::unique_ptr<server::Shard>> shards;
   for (std::size_t i = 0; i < shard_count; ++i) {
     const int fd = net::listen_reuseport(address);

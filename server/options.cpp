@@ -21,8 +21,9 @@ constexpr const char* usage_text =
     "usage: server [options]\n"
     "  --address ADDR            IPv4 or IPv6 address to listen on (default 127.0.0.1)\n"
     "  --port N                  TCP port (default 8080; 0 picks a free port shared by all shards)\n"
-    "  --shards N                shard threads (default: number of online CPUs)\n"
-    "  --cpus LIST               CPUs to pin shards to, e.g. 0,1 or 0-3 (default 0..N-1)\n"
+    "  --shards N                shard threads (default: one per CPU of the process's CPU mask)\n"
+    "  --cpus LIST               CPUs to pin shards to, within the CPU mask, e.g. 0,1 or 0-3\n"
+    "                            (default: the mask's CPUs in order)\n"
     "  --uring LIST              [profile,]switches: profile 5.10, 5.19, 6.0, 6.1 or all (default),\n"
     "                            then no-FEATURE switches and/or sqpoll, e.g. 5.19,sqpoll\n"
     "  --send MODE               writev, sendmsg (default) or zc (IORING_OP_SENDMSG_ZC)\n"
@@ -236,10 +237,14 @@ ParseOutcome parse_options(int argc, char** argv, Options& out) {
   if (!net::parse_address(host, std::uint16_t(port), out.address)) {
     return fail("bad --address '" + host + "' (an IPv4 or IPv6 literal, no host names)");
   }
-  if (out.shards == 0) out.shards = out.cpus.empty() ? net::online_cpus() : int(out.cpus.size());
+  // The CPUs this process may run on (taskset, a cgroup's cpuset) are the
+  // default, and the only ones --cpus may name: a shard pinned elsewhere
+  // would fail, or share a CPU the user kept for something else.
+  const std::vector<int> allowed = net::allowed_cpus();
+  if (const std::string e = net::cpus_outside(out.cpus, allowed); !e.empty()) return fail("--cpus: " + e);
+  if (out.shards == 0) out.shards = out.cpus.empty() ? int(allowed.size()) : int(out.cpus.size());
   if (out.cpus.empty()) {
-    const int online = net::online_cpus();
-    for (int s = 0; s < out.shards; ++s) out.cpus.push_back(s % online);
+    for (int s = 0; s < out.shards; ++s) out.cpus.push_back(allowed[std::size_t(s) % allowed.size()]);
   }
   if (int(out.cpus.size()) < out.shards) {
     return fail("--cpus names " + std::to_string(out.cpus.size()) + " CPUs for " + std::to_string(out.shards) +

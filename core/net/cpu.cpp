@@ -50,6 +50,33 @@ int online_cpus() {
   return n > 0 ? int(n) : 1;
 }
 
+std::vector<int> allowed_cpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  std::vector<int> out;
+  if (::sched_getaffinity(0, sizeof set, &set) == 0) {
+    for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+      if (CPU_ISSET(cpu, &set)) out.push_back(cpu);
+    }
+  }
+  if (out.empty()) {
+    for (int cpu = 0; cpu < online_cpus(); ++cpu) out.push_back(cpu);
+  }
+  return out;
+}
+
+std::string cpus_outside(const std::vector<int>& cpus, const std::vector<int>& allowed) {
+  for (const int cpu : cpus) {
+    bool found = false;
+    for (const int a : allowed) found = found || a == cpu;
+    if (!found) {
+      return "CPU " + std::to_string(cpu) + " is not in this process's CPU mask (" + format_cpu_list(allowed) +
+             "; taskset or a cgroup's cpuset sets it)";
+    }
+  }
+  return {};
+}
+
 std::string format_cpu_list(const std::vector<int>& cpus) {
   std::string out;
   for (const int cpu : cpus) {

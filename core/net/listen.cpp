@@ -36,6 +36,21 @@ int listen_exclusive(const Address& address, int backlog) {
   return fd;
 }
 
+int probe_free(const Address& address) {
+  const int fd = ::socket(address.family(), SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return -errno;
+  // SO_REUSEADDR so that a server's own connections in TIME_WAIT from a
+  // run just ended do not count; a listening socket still does.
+  const int one = 1;
+  int result = 0;
+  if (::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0 ||
+      ::bind(fd, address.get(), address.length) != 0) {
+    result = -errno;
+  }
+  ::close(fd);
+  return result;
+}
+
 bool bound_address(int fd, Address& out) {
   out = Address{};
   out.length = sizeof out.storage;

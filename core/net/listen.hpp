@@ -18,5 +18,10 @@ int listen_reuseport(const Address& address);
 // Returns the fd, or -errno.
 int listen_exclusive(const Address& address, int backlog);
 bool bound_address(int fd, Address& out);
+// Whether anyone has `address` bound now: a socket is bound to it without
+// SO_REUSEPORT and closed at once. SO_REUSEPORT listeners would otherwise
+// join a running server's (ours or another program's) and silently take
+// part of its connections. 0 when free, else -errno (-EADDRINUSE).
+int probe_free(const Address& address);
 
 }  // namespace ringhttp::net
