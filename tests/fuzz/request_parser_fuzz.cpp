@@ -14,6 +14,7 @@
 
 namespace {
 
+using ringhttp::http::HeaderValue;
 using ringhttp::http::ParseError;
 using ringhttp::http::RequestEvents;
 using ringhttp::http::RequestHead;
@@ -39,6 +40,13 @@ class Recorder final : public RequestEvents {
     line += ' ';
     line.append(head.target);
     line += head.keep_alive ? " ka" : " close";
+    line += head.expect_continue ? " continue" : "";
+    // Everything the application may read must not depend on the split:
+    // the kept headers (value, or absent/unusable) and the body.
+    for (const HeaderValue& h : head.kept) {
+      line += !h.present ? " |absent" : !h.usable ? " |unusable" : " |" + std::string(h.value);
+    }
+    line += head.body_truncated ? " body:truncated" : " body:" + std::string(head.body);
     out_.requests.push_back(std::move(line));
     return pause_;
   }
