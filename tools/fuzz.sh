@@ -28,8 +28,8 @@ clang++ -std=c++20 "${flags[@]}" -I. -isystem /usr/share/include/llhttp \
 # A few valid requests as seeds, so the fuzzer starts from real HTTP.
 seed() { printf '%b' "$2" > "$out/corpus/request_parser/$1"; }
 seed get '\x03\x05\x11\x02GET /plaintext HTTP/1.1\r\nHost: a\r\n\r\nGET /json?x=1 HTTP/1.0\r\n\r\n'
-seed chunked '\x02\x07\x01POST /a HTTP/1.1\r\nTransfer-Encoding: chunked\r\nExpect: 100-continue\r\n\r\n5\r\nhello\r\n0\r\n\r\n'
-seed length '\x01\x09POST /a HTTP/1.1\r\nContent-Length: 3\r\nConnection: close\r\n\r\nabcGET / HTTP/1.1\r\n\r\n'
+seed chunked '\x02\x07\x01POST /a HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\nExpect: 100-continue\r\n\r\n5\r\nhello\r\n0\r\n\r\n'
+seed length '\x01\x09POST /a HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\nConnection: close\r\n\r\nabcGET / HTTP/1.1\r\nHost: a\r\n\r\n'
 seed kept '\x02\x11\x05POST /echo HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\nOrigin: https://x\r\nContent-Length: 5\r\n\r\nhelloGET / HTTP/1.1\r\nHost: b\r\nAuthorization: Bearer x\r\n\r\n'
 
 clang++ -std=c++20 "${flags[@]}" -I. tests/fuzz/echo_body_fuzz.cpp core/json/echo_body.cpp \
