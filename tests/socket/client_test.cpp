@@ -8,6 +8,7 @@
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -17,6 +18,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -331,12 +333,66 @@ TEST_F(ClientAgainstServer, hdr_log_is_read_by_hdrhistograms_own_log_processor_w
   EXPECT_GT(lines, 10u);
 }
 
-TEST_F(ClientAgainstServer, server_pid_adds_server_cpu_per_request) {
-  const ClientRun run = run_client(
-      {"-n", "200", "-c", "2", "--json", "--server-pid", std::to_string(server.pid()), url(server, "/plaintext")});
+// utime + stime of `pid` in nanoseconds, read by the test itself.
+std::uint64_t process_cpu_ns(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::istringstream fields(stat.substr(stat.rfind(')') + 2));  // after "pid (comm) "
+  std::string field;
+  std::uint64_t utime = 0;
+  std::uint64_t stime = 0;
+  for (int i = 3; i <= 15 && fields >> field; ++i) {
+    if (i == 14) utime = std::stoull(field);
+    if (i == 15) stime = std::stoull(field);
+  }
+  return (utime + stime) * (1'000'000'000ull / std::uint64_t(::sysconf(_SC_CLK_TCK)));
+}
+
+// CPU time of the children this process has waited for (the client), in ns.
+std::uint64_t children_cpu_ns() {
+  rusage usage{};
+  ::getrusage(RUSAGE_CHILDREN, &usage);
+  const auto ns = [](const timeval& t) { return std::uint64_t(t.tv_sec) * 1'000'000'000ull + t.tv_usec * 1000ull; };
+  return ns(usage.ru_utime) + ns(usage.ru_stime);
+}
+
+// The two CPU columns are what the test measures itself around the run:
+// the server's from /proc/PID/stat, the client's from the rusage of the
+// children this process waited for. The client's window lies inside the
+// test's, so its figures may only be smaller, by at most its own start and
+// stop, and a few clock ticks of /proc's resolution (10 ms) either way. A
+// client that reported 0, a constant or the wrong process fails.
+TEST_F(ClientAgainstServer, server_pid_reports_the_servers_cpu_and_its_own) {
+  constexpr std::uint64_t requests = 40'000;
+  constexpr std::uint64_t tick_ns = 10'000'000;
+  const std::uint64_t server_before = process_cpu_ns(server.pid());
+  const std::uint64_t children_before = children_cpu_ns();
+  // A second client of the same size beside the measured one makes the
+  // server's CPU several times what the measured client spends itself, so
+  // a client that reported its own CPU as the server's would fall below
+  // the lower bound.
+  std::thread beside([&] { run_client({"-n", std::to_string(2 * requests), "-c", "16", url(server, "/json")}); });
+  const ClientRun run = run_client({"-n", std::to_string(requests), "-c", "16", "--json", "--server-pid",
+                                    std::to_string(server.pid()), url(server, "/plaintext")});
+  const std::uint64_t server_used = process_cpu_ns(server.pid()) - server_before;
+  beside.join();
+  const std::uint64_t client_used = children_cpu_ns() - children_before;
   ASSERT_EQ(run.exit_code, 0) << run.err;
   const JsonReport report(run);
-  EXPECT_FALSE(report.is_null("/server_cpu_us_per_request"));
+  ASSERT_EQ(report.number("/requests"), requests);
+  const double server_reported = report.real("/server_cpu_us_per_request") * 1000.0 * double(requests);
+  const double client_reported = report.real("/client_cpu_us_per_request") * 1000.0 * double(requests);
+  EXPECT_GT(server_reported, 0.0);
+  EXPECT_GT(client_reported, 0.0);
+  // Within the test's own reading: not above it (plus two ticks of
+  // rounding), and not below three quarters of it (the client's setup and
+  // teardown are outside its window; about 0.95 is what it reads here,
+  // while the measured client's own CPU is about 0.65 of the server's).
+  EXPECT_LE(server_reported, double(server_used + 2 * tick_ns)) << "test read " << server_used << " ns";
+  EXPECT_GE(server_reported, 0.75 * double(server_used) - double(2 * tick_ns)) << "test read " << server_used << " ns";
+  // The client's own: at most what both clients spent, and more than
+  // nothing (checked above).
+  EXPECT_LE(client_reported, double(client_used + 2 * tick_ns)) << "test read " << client_used << " ns";
 }
 
 TEST(Client, connection_refused_is_one_clear_message_and_exit_1) {
