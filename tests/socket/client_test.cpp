@@ -88,6 +88,25 @@ class ClientAgainstServer : public testing::Test {
   ServerProcess server{{"--shards", "1"}};
 };
 
+// Two threads share -n between them: exactly n in the report, in the
+// merged latency histogram, in the text report and in the server's own
+// counters.
+TEST_F(ClientAgainstServer, two_threads_split_n_requests_exactly) {
+  const ClientRun run = run_client({"-t", "2", "-c", "4", "-n", "500", "--json", url(server, "/plaintext")});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const JsonReport report(run);
+  ASSERT_TRUE(report.ok());
+  EXPECT_EQ(report.number("/options/threads"), 2u);
+  EXPECT_EQ(report.number("/requests"), 500u);
+  EXPECT_EQ(report.number("/errors_total"), 0u);
+  EXPECT_EQ(report.number("/latency_us/count"), 500u);
+  const Metrics m = scrape_metrics(server.port());
+  EXPECT_EQ(m.value(metric::requests), 501);  // and the scrape, counted before it renders
+  EXPECT_EQ(m.value(metric::responses(200)), 500);
+  // The client's reachability probe, its four connections, and the scrape.
+  EXPECT_EQ(m.value(metric::accepted), 6);
+}
+
 TEST_F(ClientAgainstServer, n_requests_are_exactly_n_responses_and_the_server_agrees) {
   const ClientRun run = run_client({"-n", "500", "-c", "4", "--json", url(server, "/plaintext")});
   ASSERT_EQ(run.exit_code, 0) << run.err;
