@@ -107,6 +107,23 @@ TEST_F(ClientAgainstServer, two_threads_split_n_requests_exactly) {
   EXPECT_EQ(m.value(metric::accepted), 6);
 }
 
+// The warm-up runs the same loop for as long as the measured window here,
+// so the server answers about twice what the report may count: a client
+// that kept its warm-up would report nearly all of them.
+TEST_F(ClientAgainstServer, the_warm_up_is_not_reported) {
+  const double before = scrape_metrics(server.port()).value(metric::responses(200));
+  const ClientRun run = run_client({"-w", "1s", "-d", "1s", "-c", "4", "--json", url(server, "/plaintext")});
+  const double answered = scrape_metrics(server.port()).value(metric::responses(200)) - before;
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const JsonReport report(run);
+  ASSERT_TRUE(report.ok());
+  const double reported = double(report.number("/requests"));
+  EXPECT_EQ(report.number("/latency_us/count"), report.number("/requests"));
+  EXPECT_GT(reported, 0.0);
+  EXPECT_LE(reported, 0.75 * answered) << "the server answered " << answered;
+  EXPECT_GE(reported, 0.25 * answered) << "the server answered " << answered;
+}
+
 TEST_F(ClientAgainstServer, n_requests_are_exactly_n_responses_and_the_server_agrees) {
   const ClientRun run = run_client({"-n", "500", "-c", "4", "--json", url(server, "/plaintext")});
   ASSERT_EQ(run.exit_code, 0) << run.err;
