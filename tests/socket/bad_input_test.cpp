@@ -83,6 +83,19 @@ TEST_F(BadInput, transfer_coding_other_than_chunked_is_501) {
   expect_rejected(request("POST", "/json", "Transfer-Encoding: gzip\r\n", "abc"), 501, "unsupported_transfer_coding");
 }
 
+// The target has its own bound (2 KiB, below the header limit here): 414,
+// closed, counted, and the next connection served.
+TEST(BadTarget, a_target_over_2_kib_is_414) {
+  ServerProcess server({"--shards", "1", "--header-bytes-max", "8192"});
+  Connection connection(server.port());
+  connection.send_all(get("/" + std::string(3000, 't')));
+  const Response response = connection.read_response();
+  EXPECT_EQ(response.status, 414);
+  EXPECT_TRUE(connection.expect_closed());
+  EXPECT_TRUE(fresh_connection_is_served(server.port()));
+  EXPECT_EQ(scrape_metrics(server.port()).value(metric::parse_errors("target_too_long")), 1);
+}
+
 TEST(Timeouts, header_section_not_complete_in_time_is_408_then_closed) {
   ServerProcess server({"--shards", "1", "--header-timeout-ms", "300"});
   Connection connection(server.port());
