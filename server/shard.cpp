@@ -198,7 +198,9 @@ void Shard::after_batch() {
     Connection& conn = table_[dirty_[i]];
     conn.dirty = false;
     if (conn.state == ConnState::free) continue;
-    if (conn.rearm_recv && !conn.recv_armed && conn.state != ConnState::closing) {
+    // A paused connection is re-armed when it resumes (resume_input), not
+    // here: a receive armed while paused would fill its held share.
+    if (conn.rearm_recv && !conn.recv_armed && !conn.input_paused && conn.state != ConnState::closing) {
       conn.rearm_recv = false;
       arm_recv(conn);
     }
@@ -300,7 +302,9 @@ void Shard::on_tick() {
       abort(conn);
       continue;
     }
-    if (conn.rearm_recv && !conn.recv_armed && conn.state != ConnState::closing) {
+    // A paused connection is re-armed when it resumes (resume_input), not
+    // here: a receive armed while paused would fill its held share.
+    if (conn.rearm_recv && !conn.recv_armed && !conn.input_paused && conn.state != ConnState::closing) {
       conn.rearm_recv = false;
       arm_recv(conn);
     }
@@ -412,6 +416,7 @@ void Shard::arm_recv(Connection& conn) {
   conn.recv_multishot = buffers_.prep_recv(sqe, conn.fd, conn.slot, !conn.single_shot);
   sqe->user_data = tag(Op::recv, conn);
   conn.recv_armed = true;
+  conn.rearm_recv = false;  // whatever asked for a re-arm is answered
   ++conn.inflight;
 }
 
