@@ -4,10 +4,6 @@
 // --jwt-allow-no-exp; the secret comes from a file or the environment and
 // never from a default.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
-
-#include <cstdio>
-#include <utility>
 #include <unistd.h>
 
 #include <cstdio>
@@ -18,6 +14,7 @@
 #include "support/json_doc.hpp"
 #include "support/metrics.hpp"
 #include "support/server_process.hpp"
+#include "support/shell.hpp"
 #include "tests/jwt_mint.hpp"
 
 namespace socket_test {
@@ -215,29 +212,17 @@ TEST(AuthSecret, an_unusable_secret_file_stops_the_server_with_a_clear_error) {
 namespace socket_test {
 namespace {
 
-// The server's exit status and what it wrote, for start-ups that must fail.
-std::pair<int, std::string> run_server_expecting_failure(const std::string& args) {
-  std::string output;
-  FILE* pipe = ::popen((server_path() + " --port 0 " + args + " 2>&1").c_str(), "r");
-  if (pipe == nullptr) return {-1, output};
-  char buffer[4096];
-  std::size_t n;
-  while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) output.append(buffer, n);
-  const int status = ::pclose(pipe);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
-}
-
 // A secret file that is named but unusable stops the server with exit 1 and
 // a message naming the file, before it listens: no routes behind a secret
 // nobody meant.
 TEST(AuthSecretFile, an_empty_or_unreadable_secret_file_stops_the_server_with_exit_1) {
   SecretFile empty{""};
-  const auto [empty_code, empty_output] = run_server_expecting_failure("--jwt-secret-file " + empty.path());
+  const auto [empty_code, empty_output] = run_shell(server_path() + " --port 0 --jwt-secret-file " + empty.path());
   EXPECT_EQ(empty_code, 1) << empty_output;
   EXPECT_NE(empty_output.find(empty.path() + " is empty"), std::string::npos) << empty_output;
   EXPECT_EQ(empty_output.find("listening"), std::string::npos) << empty_output;
   const auto [missing_code, missing_output] =
-      run_server_expecting_failure("--jwt-secret-file /nonexistent/ringhttp-secret");
+      run_shell(server_path() + " --port 0 --jwt-secret-file /nonexistent/ringhttp-secret");
   EXPECT_EQ(missing_code, 1) << missing_output;
   EXPECT_NE(missing_output.find("cannot read --jwt-secret-file /nonexistent/ringhttp-secret"), std::string::npos)
       << missing_output;

@@ -4,7 +4,6 @@
 // server cannot silently join the first one's port.
 #include <gtest/gtest.h>
 #include <sched.h>
-#include <sys/wait.h>
 
 #include <cstdio>
 #include <fstream>
@@ -12,6 +11,7 @@
 
 #include "support/client_process.hpp"
 #include "support/server_process.hpp"
+#include "support/shell.hpp"
 
 namespace socket_test {
 namespace {
@@ -45,28 +45,11 @@ bool have_cpus_0_and_1() {
 #define REQUIRE_TWO_CPUS() \
   if (!have_cpus_0_and_1()) GTEST_SKIP() << "needs CPUs 0 and 1 in this process's mask"
 
-// Runs `command` through the shell; its exit status and everything it wrote.
-struct Ran {
-  int exit_code = -1;
-  std::string output;
-};
-Ran run_shell(const std::string& command) {
-  Ran ran;
-  FILE* pipe = ::popen((command + " 2>&1").c_str(), "r");
-  if (pipe == nullptr) return ran;
-  char buffer[4096];
-  std::size_t n;
-  while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) ran.output.append(buffer, n);
-  const int status = ::pclose(pipe);
-  ran.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return ran;
-}
-
 // The Cpus_allowed_list of each of `pid`'s threads.
 std::vector<std::string> task_cpu_lists(pid_t pid) {
   std::vector<std::string> lists;
   const std::string dir = "/proc/" + std::to_string(pid) + "/task";
-  const Ran ls = run_shell("ls " + dir);
+  const ShellRun ls = run_shell("ls " + dir);
   std::size_t start = 0;
   while (start < ls.output.size()) {
     const std::size_t end = ls.output.find('\n', start);
@@ -98,7 +81,7 @@ TEST(Placement, a_server_without_cpus_runs_one_shard_per_cpu_of_its_mask) {
 
 TEST(Placement, a_server_told_a_cpu_outside_its_mask_exits_2) {
   REQUIRE_TWO_CPUS();
-  const Ran ran = run_shell("taskset -c 1 " + server_path() + " --port 0 --cpus 0");
+  const ShellRun ran = run_shell("taskset -c 1 " + server_path() + " --port 0 --cpus 0");
   EXPECT_EQ(ran.exit_code, 2) << ran.output;
   EXPECT_NE(ran.output.find("CPU 0 is not in this process's CPU mask"), std::string::npos) << ran.output;
 }
@@ -122,7 +105,7 @@ TEST(Placement, a_client_without_cpus_runs_its_thread_on_its_mask) {
 
 TEST(Placement, a_client_told_a_cpu_outside_its_mask_exits_2) {
   REQUIRE_TWO_CPUS();
-  const Ran ran = run_shell("taskset -c 1 " + client_path() + " --cpus 0 -n 1 http://127.0.0.1:9/");
+  const ShellRun ran = run_shell("taskset -c 1 " + client_path() + " --cpus 0 -n 1 http://127.0.0.1:9/");
   EXPECT_EQ(ran.exit_code, 2) << ran.output;
   EXPECT_NE(ran.output.find("CPU 0 is not in this process's CPU mask"), std::string::npos) << ran.output;
 }
@@ -142,7 +125,7 @@ TEST(Placement, the_client_warns_when_it_shares_a_cpu_with_the_server) {
 
 TEST(Placement, a_second_server_on_a_port_in_use_exits_1) {
   ServerProcess first({"--shards", "1"});
-  const Ran second = run_shell(server_path() + " --port " + std::to_string(first.port()) + " --shards 1");
+  const ShellRun second = run_shell(server_path() + " --port " + std::to_string(first.port()) + " --shards 1");
   EXPECT_EQ(second.exit_code, 1) << second.output;
   EXPECT_NE(second.output.find("address already in use"), std::string::npos) << second.output;
 }
