@@ -327,7 +327,10 @@ Features probe_kernel() {
 namespace {
 
 // Profiles keep what a kernel generation offered, so a 6.18 machine can show
-// what an older kernel would have cost. None turns sqpoll on.
+// what an older kernel would have cost. Each feature arrived in (see the
+// comments on Features): 5.19 COOP_TASKRUN, ACCEPT_MULTISHOT and provided-
+// buffer rings; 6.0 RECV_MULTISHOT and SINGLE_ISSUER; 6.1 DEFER_TASKRUN.
+// None turns sqpoll on.
 bool apply_profile(std::string_view name, Features& wanted) {
   if (name == "all" || name == "6.1") {
     wanted = Features::all();
@@ -338,6 +341,7 @@ bool apply_profile(std::string_view name, Features& wanted) {
     wanted = Features{};
     wanted.coop_taskrun = true;
     wanted.multishot_accept = true;
+    wanted.bufring = true;
   } else if (name == "5.10") {
     wanted = Features{};
   } else {

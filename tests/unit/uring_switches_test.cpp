@@ -26,10 +26,12 @@ std::string refusal(const std::string& text) {
 
 bool same(const Features& a, const Features& b) { return a.describe() == b.describe(); }
 
+// What kernel 5.19 added: coop taskrun, multishot accept, provided-buffer rings.
 Features profile_5_19() {
   Features f;
   f.coop_taskrun = true;
   f.multishot_accept = true;
+  f.bufring = true;
   return f;
 }
 
@@ -46,6 +48,17 @@ TEST(UringSwitches, profiles_alone_keep_their_old_meaning) {
   EXPECT_TRUE(same(parsed("6.0"), six_zero));
   EXPECT_TRUE(same(parsed("5.19"), profile_5_19()));
   EXPECT_TRUE(same(parsed("5.10"), Features{}));
+}
+
+// Each profile is exactly what its kernel generation had: 5.19 brought coop
+// taskrun, multishot accept and provided-buffer rings; 6.0 multishot receive
+// and single issuer; 6.1 defer taskrun (which replaces coop taskrun).
+TEST(UringSwitches, each_profile_is_exactly_what_its_kernel_had) {
+  EXPECT_EQ(parsed("5.10").describe(), "basic");
+  EXPECT_EQ(parsed("5.19").describe(), "coop-taskrun,multishot-accept,bufring");
+  EXPECT_EQ(parsed("6.0").describe(), "single-issuer,coop-taskrun,multishot-accept,multishot-recv,bufring");
+  EXPECT_EQ(parsed("6.1").describe(), "single-issuer,defer-taskrun,multishot-accept,multishot-recv,bufring");
+  EXPECT_EQ(parsed("all").describe(), parsed("6.1").describe());
 }
 
 TEST(UringSwitches, no_profile_turns_sqpoll_on) {
