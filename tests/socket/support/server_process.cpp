@@ -20,7 +20,7 @@ namespace {
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 
-constexpr auto startup_line_deadline = 10s;
+constexpr auto startup_line_deadline = 30s;  // a hang guard: ASan, on a loaded machine, starts slowly
 
 std::runtime_error errno_error(const std::string& what) {
   return std::runtime_error(what + ": " + std::strerror(errno));
