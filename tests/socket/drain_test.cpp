@@ -3,6 +3,7 @@
 // without losing or reordering a byte.
 #include <gtest/gtest.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <string>
@@ -10,7 +11,9 @@
 #include <vector>
 
 #include "support/checks.hpp"
+#include "support/eventually.hpp"
 #include "support/metrics.hpp"
+#include "support/proc_state.hpp"
 #include "support/send_modes.hpp"
 #include "support/server_process.hpp"
 #include "support/stream_pattern.hpp"
@@ -45,9 +48,10 @@ TEST_P(Drain, large_stream_reaches_a_slow_reader_complete_and_in_order) {
   ServerProcess server(args());
   Connection connection(server.port(), {.receive_buffer_bytes = client_receive_buffer_bytes});
   connection.send_all(get(stream_path(bytes)));
-  // Read nothing for a while so the server's sends fill the socket and come
-  // back short (a pause, not a timing assertion).
-  std::this_thread::sleep_for(300ms);
+  // Read nothing until the server's sends have filled the socket and come
+  // back short: the event this test is about, seen in the server's counter.
+  EXPECT_TRUE(eventually([&] { return scrape_metrics(server.port()).value(metric::sends_short) > 0; }))
+      << "no send came back short while the reader read nothing";
   const Response response = connection.read_head();
   ASSERT_EQ(response.status, 200);
   ASSERT_EQ(response.content_length(), bytes);
@@ -98,8 +102,11 @@ TEST_P(Drain, pipelined_backlog_is_answered_in_order_without_loss) {
   Connection connection(server.port(), {.receive_buffer_bytes = receive_buffer_bytes});
 
   std::atomic<bool> writer_failed = false;
+  std::atomic<bool> writer_done = false;
+  std::atomic<pid_t> writer_tid = 0;
   std::string writer_error;
   std::thread writer([&] {
+    writer_tid = ::gettid();
     try {
       for (int batch = 0; batch < batches; ++batch) {
         std::string pipeline;
@@ -112,8 +119,17 @@ TEST_P(Drain, pipelined_backlog_is_answered_in_order_without_loss) {
       writer_error = e.what();
       writer_failed = true;
     }
+    writer_done = true;
   });
-  std::this_thread::sleep_for(300ms);  // let the backlog build up; not a timing assertion
+  // Read nothing until the backlog has built up: the writer blocks in send()
+  // (asleep, the only place it sleeps) once the server stops reading and the
+  // socket buffers are full; or it finished, if they held everything. What is
+  // checked below holds either way; this only makes the pause path likely.
+  EXPECT_TRUE(eventually([&] {
+    if (writer_done) return true;
+    const pid_t tid = writer_tid;
+    return tid != 0 && thread_state(tid) == 'S';
+  }));
 
   int answered = 0;
   try {

@@ -16,7 +16,9 @@
 #include "support/checks.hpp"
 #include "support/eventually.hpp"
 #include "support/metrics.hpp"
+#include "support/proc_state.hpp"
 #include "support/server_process.hpp"
+#include "support/trickle.hpp"
 
 namespace socket_test {
 namespace {
@@ -211,7 +213,7 @@ TEST(HostileStarvation, clients_that_pipeline_without_reading_leave_buffers_for_
         held = m.value("ringhttp_input_buffers_held");
         return settled && now > 0;
       },
-      10s, 200ms));
+      eventually_deadline, 200ms));
   EXPECT_LE(held, 512) << "paused connections hold more than half the receive buffers";
   EXPECT_TRUE(fresh_connection_is_served(server.port()));
   const Metrics m = scrape_metrics(server.port());
@@ -256,21 +258,15 @@ TEST(HostileDeadlines, a_draining_connection_that_is_never_read_is_dropped) {
   EXPECT_TRUE(eventually([&] { return scrape_metrics(server.port()).value(metric::active) == 1; }));
 }
 
-// A body trickled one byte every 50 ms for 3 s, with a body timeout of
-// 300 ms and a minimum rate of 1,000 bytes/s (each byte buys 1 ms): 408.
+// A body trickled one byte every 50 ms, with a body timeout of 300 ms and
+// a minimum rate of 1,000 bytes/s (each byte buys 1 ms): 408, while the
+// bytes are still coming (a server that let each byte extend the deadline
+// would let the trickle run into the hang guard's bound).
 TEST(HostileDeadlines, a_trickled_body_is_cut_at_the_minimum_rate) {
   ServerProcess server({"--shards", "1", "--body-timeout-ms", "300", "--body-min-rate", "1000"});
   Connection connection(server.port());
   connection.send_all(request("POST", "/echo", "Content-Type: application/json\r\nContent-Length: 1000\r\n"));
-  const auto until = std::chrono::steady_clock::now() + 3s;
-  try {
-    while (std::chrono::steady_clock::now() < until) {
-      connection.send_all(" ");
-      std::this_thread::sleep_for(50ms);
-    }
-  } catch (const std::exception&) {
-    // Closed by the server while sending: expected.
-  }
+  EXPECT_TRUE(trickle_until_answered(connection, " ", 50ms)) << "the body trickled on for the whole bound";
   EXPECT_EQ(connection.read_response().status, 408);
   EXPECT_GE(scrape_metrics(server.port()).value(metric::timeouts("body")), 1);
 }
@@ -280,9 +276,13 @@ TEST(HostileDeadlines, a_trickled_body_is_cut_at_the_minimum_rate) {
 TEST(HostileDeadlines, a_full_table_reclaims_the_oldest_idle_connection) {
   ServerProcess server({"--shards", "1", "--connections-max", "8"});
   std::vector<Connection> silent;
+  // Each one accepted before the next connects, so the server opens them in
+  // this order: their last activity (the accept) is in the same order, and
+  // where the server's millisecond clock gives two the same time, the table
+  // breaks the tie in the order of its slots, which is the same again.
   for (int i = 0; i < 8; ++i) {
     silent.emplace_back(server.port());
-    std::this_thread::sleep_for(20ms);  // so "oldest" is well defined
+    ASSERT_TRUE(eventually([&] { return accept_queue_length(server.port()) == 0; })) << "connection " << i;
   }
   EXPECT_TRUE(fresh_connection_is_served(server.port()));
   EXPECT_TRUE(silent.front().expect_closed());
@@ -299,9 +299,15 @@ TEST(HostileDeadlines, a_full_table_of_busy_connections_refuses_the_newcomer) {
     busy.emplace_back(server.port());
     busy.back().send_all("GET /plaintext HTTP/1.1\r\n");
   }
-  // Let the server read the partial requests first (a scrape would need a
-  // slot of its own); a generous pause, not a timing assertion.
-  std::this_thread::sleep_for(300ms);
+  // The server must have read the partial requests first, or it would take
+  // those connections for idle ones and reclaim one. A scrape would need a
+  // slot of its own, so the event is read from /proc instead: nothing left
+  // unread in the server's sockets. The receive that took the bytes then
+  // completed before the newcomer connected, so the server parses them
+  // before it sees the newcomer.
+  for (std::size_t i = 0; i < busy.size(); ++i) {
+    ASSERT_TRUE(eventually([&] { return peer_unread_bytes(busy[i]) == std::size_t{0}; })) << "connection " << i;
+  }
   Connection newcomer(server.port());
   EXPECT_TRUE(newcomer.expect_closed());
   for (Connection& c : busy) EXPECT_TRUE(is_plaintext_ok(round_trip(c, "Host: x\r\n\r\n")));
@@ -314,19 +320,10 @@ TEST(HostileDeadlines, empty_lines_between_requests_do_not_keep_a_connection_ali
   ServerProcess server({"--shards", "1", "--idle-timeout-ms", "300"});
   Connection connection(server.port());
   EXPECT_TRUE(is_plaintext_ok(round_trip(connection, get("/plaintext"))));
-  const auto until = std::chrono::steady_clock::now() + 3s;
-  bool closed = false;
-  try {
-    while (std::chrono::steady_clock::now() < until) {
-      connection.send_all("\r\n");
-      std::this_thread::sleep_for(50ms);
-    }
-  } catch (const std::exception&) {
-    closed = true;  // the server closed it while we were sending
-  }
-  // Closed while the CRLFs were still coming (3 s is ten times the idle
-  // timeout): a server that took them for activity would still be open.
-  EXPECT_TRUE(closed);
+  // Closed while the CRLFs were still coming: a server that took them for
+  // activity would keep the connection open until the hang guard's bound.
+  EXPECT_TRUE(trickle_until_answered(connection, "\r\n", 50ms)) << "still open after the whole bound";
+  EXPECT_TRUE(connection.expect_closed()) << "an idle connection is closed without a response";
   EXPECT_GE(scrape_metrics(server.port()).value(metric::timeouts("idle")), 1);
 }
 

@@ -15,7 +15,9 @@
 #include <thread>
 
 #include "support/checks.hpp"
+#include "support/eventually.hpp"
 #include "support/metrics.hpp"
+#include "support/proc_state.hpp"
 #include "support/server_process.hpp"
 
 namespace socket_test {
@@ -25,13 +27,17 @@ using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 
 // Short, so that a silent client's hold is seen ending within a test; far
-// above a loopback round trip, so that a scrape never times out.
-constexpr std::string_view metrics_timeout_ms = "300";
+// above a loopback round trip, so that a scrape never times out, even when
+// the test is descheduled between its connect and its send on a loaded
+// machine under sanitizers (300 ms was closer to that than it looked).
+constexpr int metrics_timeout_ms = 1000;
+// The endpoint's timeout when the flag is not given (server/options.cpp).
+constexpr int metrics_default_timeout_ms = 5000;
 
 class MetricsEndpoint : public testing::Test {
  protected:
   ServerProcess server{
-      {"--shards", "2", "--metrics-address", "127.0.0.1:0", "--metrics-timeout-ms", std::string(metrics_timeout_ms)}};
+      {"--shards", "2", "--metrics-address", "127.0.0.1:0", "--metrics-timeout-ms", std::to_string(metrics_timeout_ms)}};
 
   std::uint16_t metrics_port() const {
     if (!server.metrics_port()) throw std::runtime_error("no metrics= in \"" + server.startup_line() + "\"");
@@ -131,8 +137,14 @@ TEST_F(MetricsEndpoint, a_silent_client_holds_the_endpoint_only_until_the_timeou
   const auto start = Clock::now();
   EXPECT_NO_THROW(scrape_metrics(metrics_port()));
   const auto waited = Clock::now() - start;
-  EXPECT_GE(waited, 500ms) << "it did wait for both";
-  EXPECT_LT(waited, 4s) << "it waited far longer than two 300 ms timeouts";
+  // At least both timeouts, less the time between the first one's accept
+  // and `start`. At most: less than the default timeout would take for
+  // both, so a server that ignored the flag fails; the margin to what a
+  // correct one takes (eight seconds) is a bound for a loaded machine, not
+  // a speed the test asks for.
+  EXPECT_GE(waited, std::chrono::milliseconds(2 * metrics_timeout_ms * 3 / 4)) << "it did wait for both";
+  EXPECT_LT(waited, std::chrono::milliseconds(2 * metrics_default_timeout_ms))
+      << "it waited as long as two default timeouts, not two of the " << metrics_timeout_ms << " ms configured";
   // Each was told why before the close.
   EXPECT_EQ(silent.read_response().status, 408);
   EXPECT_EQ(half.read_response().status, 408);
@@ -144,9 +156,13 @@ TEST(MetricsEndpointStop, sigterm_exits_0_while_a_metrics_client_is_being_served
   ASSERT_TRUE(server.metrics_port());
   Connection half(*server.metrics_port());
   half.send_all("GET /metrics HTTP/1.1\r\n");
-  std::this_thread::sleep_for(50ms);  // accepted and being read, most likely; the stop holds either way
+  // The stop comes while the endpoint is reading this client: it has
+  // accepted it and taken in its bytes (both seen in /proc/net/tcp).
+  EXPECT_TRUE(eventually([&] {
+    return accept_queue_length(*server.metrics_port()) == std::size_t{0} && peer_unread_bytes(half) == std::size_t{0};
+  }));
   server.signal(SIGTERM);
-  const ExitStatus status = server.wait_exit(5s);
+  const ExitStatus status = server.wait_exit(eventually_deadline);
   EXPECT_TRUE(status.exited_zero()) << status.describe();
 }
 

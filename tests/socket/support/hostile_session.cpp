@@ -228,7 +228,10 @@ Replay replay(const SessionOptions& options, std::vector<std::uint32_t> connecti
   Replay result;
   ServerProcess server(server_args(options));
   const RoundReport round = run_round(server.port(), driver);
-  std::this_thread::sleep_for(server_tick);  // an abort in flight lands
+  // A pause for an abort in flight to land, so that the replay names the
+  // death; not synchronisation: a server that dies later still fails the
+  // replay (its connections fail), only with a less direct message.
+  std::this_thread::sleep_for(server_tick);
   result.died = !is_alive(server.pid());
   if (result.died) result.exit = server.wait_exit(1s).describe();
   if (!round.failures.empty()) {
@@ -355,7 +358,10 @@ SessionReport run_session(const SessionOptions& options) {
         std::to_string(round.failures.size()) + " connections failed");
     add_round_failures(round, round_number, failures);
     failed.insert(failed.end(), round.failures.begin(), round.failures.end());
-    std::this_thread::sleep_for(server_tick);  // an abort in flight lands
+    // A pause for an abort in flight to land, so that the report names the
+    // death and its exit status; not synchronisation: a server that dies
+    // after it fails the scrapes below, which throw, and the next round.
+    std::this_thread::sleep_for(server_tick);
     if (!is_alive(pid)) {
       report.server_died = true;
       failures.push_back("round " + std::to_string(round_number) + ": the server died (it " +
