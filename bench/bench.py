@@ -16,6 +16,8 @@ Usage: bench/bench.py [options]        (tools/bench.sh installs, builds, then ru
                        the default variant: uring, send, alloc, shards (comma-separated for several)
   --build-glibc DIR    a -Dallocator=system build, for --compare alloc (default <build>-glibc)
   --idle-connections N connections held open in the memory row (default 10000; 0 skips the row)
+  --start-wait S       seconds a started server has to answer its first request (default 10)
+  --cool-down S        seconds between runs (default 1)
   --server NAME=CMD    also benchmark your own server: CMD is run with {port} replaced (repeatable)
   --list               print the workloads and rows (--json for machine-readable) and exit
   --json               with --list: JSON
@@ -27,7 +29,8 @@ CPU 1; it warms up (not reported), then measures; the server's utime+stime from
 /proc/PID/stat over the measured window divided by the responses is the server
 CPU per request, the column to compare. Every response is checked (status and
 body). Iterations are the outer loop; medians and [min-max] are reported. Any
-failed request fails its row and the exit status is 1, naming the row.
+failed request fails its row and the exit status is 1, naming the row. Cold
+start is exec to the first right answer to GET /plaintext, for every server.
 """
 import argparse
 import base64
@@ -55,11 +58,14 @@ CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 SERVER_CPUS = "0"            # the server under test, one shard
 CLIENT_CPU = "1"             # the load generator, one thread
-LISTEN_WAIT_S = 10           # a server not accepting connections by then has failed to start
+START_WAIT_S = 10            # a server not answering its first request by then has failed to start
 STOP_WAIT_S = 5              # SIGTERM, then SIGKILL after this long
 COOL_DOWN_S = 1              # between runs, so one run's TIME_WAIT and softirq backlog do not land on the next
 GENERATOR_GRACE_S = 30       # a generator still running this long after its window has hung
 COLD_START_SPAWNS = 3        # cold start is the median of this many spawns
+# Every server answers this as the plaintext workload does; cold start ends at
+# its first right answer, the same request for every server.
+READY_PATH = "/plaintext"
 IDLE_CONNECTIONS = 10_000    # the memory row
 FD_HEADROOM = 1024           # descriptors beyond the idle connections, for the harness itself
 STREAM_BYTES = 65536
@@ -457,20 +463,54 @@ def rss_bytes(pid):
     return 0
 
 
-def can_connect(port):
+def read_response(sock, buf):
+    """Reads one Content-Length-framed response; returns (status, body, leftover bytes)."""
+    while b"\r\n\r\n" not in buf:
+        chunk = sock.recv(65536)
+        if not chunk:
+            raise OSError("closed before a response")
+        buf += chunk
+    head, _, rest = buf.partition(b"\r\n\r\n")
+    status = int(head.split(b" ", 2)[1])
+    m = re.search(rb"(?im)^content-length:\s*(\d+)", head)
+    length = int(m.group(1)) if m else 0
+    while len(rest) < length:
+        chunk = sock.recv(65536)
+        if not chunk:
+            raise OSError("closed inside a body")
+        rest += chunk
+    return status, rest[:length], rest[length:]
+
+
+def get_once(port, path, deadline):
+    """One GET on a new connection: (status, body), or None when there was no
+    complete answer (refused, closed, reset, or nothing by the deadline). A
+    connection the kernel has accepted for a server that is not yet serving
+    waits here until the server answers it."""
     try:
-        with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-            return True
-    except OSError:
-        return False
+        with socket.create_connection(("127.0.0.1", port), timeout=max(0.001, deadline - time.monotonic())) as s:
+            s.sendall(f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode())
+            status, body, _ = read_response(s, b"")
+            return status, body
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 class Running:
-    """One started server: its process, port and start-up output."""
+    """One started server: its process, port and start-up output.
+
+    It is started when it has answered a request: GET /plaintext on a new
+    connection, polled every millisecond from exec. `answered_s` is the time to
+    the first complete answer, whatever it said; with right_answer=True the
+    polling goes on through wrong answers (a status other than 200, or a body
+    other than the plaintext workload's) until the right one, and
+    `answered_right_s` is the cold start. A connection accepted by the kernel
+    as soon as a listener exists is not an answer: a server whose threads and
+    rings are not running yet keeps the request waiting, and that wait counts."""
 
     live = set()  # stopped on the way out, whatever happens
 
-    def __init__(self, ctx, server, variant=None, extra_args=()):
+    def __init__(self, ctx, server, variant=None, extra_args=(), right_answer=False):
         self.server = server
         self.variant = variant
         self.port = free_port()
@@ -486,18 +526,31 @@ class Running:
             self.proc = subprocess.Popen(["taskset", "-c", cpus] + argv, stdout=out, stderr=err,
                                          stdin=subprocess.DEVNULL, env=full_env, cwd=self.rundir)
         Running.live.add(self)
-        self.listening_s = None
-        deadline = self.started + LISTEN_WAIT_S
+        self.answered_s = self.answered_right_s = None
+        wait_s = ctx.start_wait
+        deadline = self.started + wait_s
+        last = None
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
                 raise StartError(f"{server.name} exited with status {self.proc.returncode} during start-up: "
                                  + self.tail())
-            if can_connect(self.port):
-                self.listening_s = time.monotonic() - self.started
-                return
+            answer = get_once(self.port, READY_PATH, deadline)
+            if answer is not None:
+                now = time.monotonic() - self.started
+                if self.answered_s is None:
+                    self.answered_s = now
+                if not right_answer:
+                    return
+                if answer == (200, PLAINTEXT):
+                    self.answered_right_s = now
+                    return
+                last = answer
             time.sleep(0.001)
         self.stop()
-        raise StartError(f"{server.name} did not accept a connection within {LISTEN_WAIT_S} s: {self.tail()}")
+        if last is not None:
+            raise WrongAnswer(f"{server.name} never answered GET {READY_PATH} with 200 and {PLAINTEXT!r} within "
+                              f"{wait_s:g} s: its last answer was {last[0]} {last[1][:40]!r}")
+        raise StartError(f"{server.name} did not answer GET {READY_PATH} within {wait_s:g} s: {self.tail()}")
 
     @property
     def pid(self):
@@ -512,15 +565,23 @@ class Running:
             return "(no stderr)"
 
     def startup_line(self):
-        """The first line the server printed; a server accepts connections
-        from listen() on, which can be before it has printed it."""
-        deadline = time.monotonic() + LISTEN_WAIT_S
+        """The first line the server printed; a server can answer before it
+        has printed it."""
+        deadline = time.monotonic() + START_WAIT_S
         while True:
             with open(self.out_path, errors="replace") as f:
                 line = f.readline()
             if line.endswith("\n") or time.monotonic() > deadline or self.proc.poll() is not None:
                 return line.strip()
             time.sleep(0.001)
+
+    def cmdline(self):
+        """The arguments the running process was started with, as the kernel has them."""
+        try:
+            with open(f"/proc/{self.pid}/cmdline", "rb") as f:
+                return [a.decode(errors="replace") for a in f.read().split(b"\0")[:-1]]
+        except OSError:
+            return []
 
     def maps_mention(self, path):
         base = os.path.basename(path)
@@ -546,6 +607,11 @@ class Running:
 
 class StartError(Exception):
     pass
+
+
+class WrongAnswer(StartError):
+    """The server answers, but never rightly: its rows still run, and their
+    client names what is wrong with every response."""
 
 
 def run_bounded(argv, timeout_s):
@@ -679,15 +745,19 @@ def run_wrk(ctx, row, running):
     return r
 
 
-def measure(ctx, row):
-    """Starts the row's server, runs its generator, stops the server. Returns one run's record."""
+def measure(ctx, row, right_answer=True):
+    """Starts the row's server, runs its generator, stops the server. Returns one run's record.
+    The generator starts once the server has answered rightly, as for cold
+    start; with right_answer=False (a server whose cold start found it never
+    does), once it has answered at all, so that the generator names what is
+    wrong."""
     try:
-        running = Running(ctx, row.server, row.variant)
+        running = Running(ctx, row.server, row.variant, right_answer=right_answer)
     except StartError as e:
         return {"failure": str(e)}
     record = {}
     try:
-        confirm_variant(row, running, record)
+        confirm_variant(ctx, row, running, record)
         if "failure" not in record:
             record.update(run_client(ctx, row, running) if row.generator == "client" else run_wrk(ctx, row, running))
         if running.proc.poll() is None:
@@ -702,59 +772,125 @@ def measure(ctx, row):
     return record
 
 
-def confirm_variant(row, running, record):
-    """What the server says it runs must be what the row asked for, not assumed."""
+# The start-up line's fields a variant is confirmed by.
+CONFIRMED_FIELDS = ("shards", "cpus", "allocator", "uring", "send")
+
+
+def startup_fields(line):
+    return dict(f.split("=", 1) for f in line.split() if "=" in f)
+
+
+def variant_flags(variant):
+    """The server flags that make a variant, in two parts: its placement (the
+    default: one shard on CPU 0) and its switches. Written apart from
+    Ringhttp.command on purpose: it is what the running server is held to."""
+    placement = tuple(variant.args) if variant and variant.args else ("--shards", "1", "--cpus", SERVER_CPUS)
+    return placement, tuple(variant.extra_args) if variant else ()
+
+
+class Reference(Ringhttp):
+    """ringhttp given a variant's own flags and nothing else: what its start-up
+    line says for them on this kernel, the line a row's server must match."""
+
+    def command(self, ctx, port, rundir, variant):
+        build = ctx.build_glibc if variant and variant.glibc_build else ctx.build
+        placement, switches = variant_flags(variant)
+        argv = [self.binary(ctx, build), "--address", "127.0.0.1", "--port", str(port), *placement, *switches]
+        return argv, ({"LD_PRELOAD": variant.preload} if variant and variant.preload else {})
+
+
+def reference_fields(ctx, variant):
+    key = variant.name if variant else ""
+    if key not in ctx.references:
+        running = Running(ctx, Reference(), variant)
+        try:
+            ctx.references[key] = startup_fields(running.startup_line())
+        finally:
+            running.stop()
+    return ctx.references[key]
+
+
+def contains(seq, part):
+    return any(seq[i:i + len(part)] == part for i in range(len(seq) - len(part) + 1))
+
+
+def confirm_variant(ctx, row, running, record):
+    """What the server says it runs must be what the row asked for, not assumed:
+    the running process's arguments hold the variant's flags, and its start-up
+    line says what the same binary says for those flags alone (on a kernel
+    with every feature, `all` and `6.1` run the same features and print the
+    same line: their arguments tell them apart)."""
     if row.server.name != "ringhttp":
         return
     line = running.startup_line()
     record["startup"] = line
-    fields = dict(f.split("=", 1) for f in line.split() if "=" in f)
+    fields = startup_fields(line)
     v = row.variant
+    problems = []
+    args = running.cmdline()
+    for part in variant_flags(v):
+        if part and not contains(args, list(part)):
+            problems.append(f"the server runs without {' '.join(part)}")
+    try:
+        want = reference_fields(ctx, v)
+    except StartError as e:
+        want = {}
+        problems.append(f"the reference start failed: {e}")
+    for k in CONFIRMED_FIELDS:
+        if want and fields.get(k) != want.get(k):
+            problems.append(f"it reports {k}={fields.get(k, '?')}, the variant's flags alone give "
+                            f"{k}={want.get(k, '?')}")
+    cpus = v.cpus if v else SERVER_CPUS
+    if fields.get("cpus") != cpus:
+        problems.append(f"its shards run on cpus={fields.get('cpus', '?')}, not {cpus}")
     if v and v.expect_allocator:
         got = fields.get("allocator", "?")
         if got != v.expect_allocator:
-            record["failure"] = f"asked for allocator {v.expect_allocator}, the server reports {got}"
+            problems.append(f"asked for allocator {v.expect_allocator}, the server reports {got}")
         elif v.preload and not running.maps_mention(v.preload):
-            record["failure"] = f"{v.preload} is not mapped into the server"
+            problems.append(f"{v.preload} is not mapped into the server")
     if v and v.expect_uring and v.expect_uring not in fields.get("uring", "").split(","):
-        record["failure"] = f"{v.expect_uring} asked for, the server runs uring={fields.get('uring', '?')}"
+        problems.append(f"{v.expect_uring} asked for, the server runs uring={fields.get('uring', '?')}")
     if v and v.expect_send and fields.get("send") != v.expect_send:
-        record["failure"] = f"send={v.expect_send} asked for, the server reports send={fields.get('send', '?')}"
+        problems.append(f"send={v.expect_send} asked for, the server reports send={fields.get('send', '?')}")
+    if problems:
+        record["failure"] = f"{row.instance} is not the variant asked for: " + "; ".join(problems)
 
 
 # ---------------------------------------------------------------------------
 # Cold start and memory per connection: once per server instance.
 
 def cold_start(ctx, server, variant):
+    """Exec to the first right answer to GET /plaintext (see Running), the
+    median of COLD_START_SPAWNS spawns. A server that never answers rightly
+    raises WrongAnswer on its first spawn."""
     times = []
     for _ in range(COLD_START_SPAWNS):
-        running = Running(ctx, server, variant)
-        times.append(running.listening_s)
+        running = Running(ctx, server, variant, right_answer=True)
+        times.append(running.answered_right_s)
         running.stop()
     return statistics.median(times) * 1000
 
 
-def read_response(sock, buf):
-    """Reads one Content-Length-framed response; returns (status, leftover bytes)."""
-    while b"\r\n\r\n" not in buf:
-        chunk = sock.recv(65536)
-        if not chunk:
-            raise OSError("closed before a response")
-        buf += chunk
-    head, _, rest = buf.partition(b"\r\n\r\n")
-    status = int(head.split(b" ", 2)[1])
-    m = re.search(rb"(?im)^content-length:\s*(\d+)", head)
-    length = int(m.group(1)) if m else 0
-    while len(rest) < length:
-        chunk = sock.recv(65536)
-        if not chunk:
-            raise OSError("closed inside a body")
-        rest += chunk
-    return status, rest[length:]
+def still_open(sock):
+    """Whether the peer has neither closed nor reset this connection (a FIN reads as b"")."""
+    sock.setblocking(False)
+    try:
+        return sock.recv(1, socket.MSG_PEEK) != b""
+    except BlockingIOError:
+        return True
+    except OSError:
+        return False
 
 
 def memory_per_connection(ctx, server, variant):
-    """RSS growth per idle keep-alive connection, each having had one request answered."""
+    """RSS growth per idle keep-alive connection, each having had one request answered.
+
+    RSS is read with one connection open, then with all of them open; the
+    growth is divided by the connections it covers: those still open at the
+    second reading (a server may have closed some, as ringhttp closes the
+    oldest idle one when its table is full), less the one already open at
+    the first."""
     # ringhttp's table is sized by a flag (4096 per shard by default); the others' configs allow 16384.
     extra = ("--connections-max", str(ctx.idle_connections + FD_HEADROOM)) if server.name == "ringhttp" else ()
     running = Running(ctx, server, variant, extra)
@@ -765,7 +901,7 @@ def memory_per_connection(ctx, server, variant):
         def open_one():
             s = socket.create_connection(("127.0.0.1", running.port), timeout=10)
             s.sendall(request)
-            status, _ = read_response(s, b"")
+            status, _, _ = read_response(s, b"")
             if status != 200:
                 raise OSError(f"status {status}")
             socks.append(s)
@@ -777,6 +913,7 @@ def memory_per_connection(ctx, server, variant):
             open_one()
         time.sleep(0.5)  # let the server finish whatever it does after answering
         after = rss_bytes(running.pid)
+        open_now = sum(still_open(s) for s in socks)
         alive = running.proc.poll() is None
     except OSError as e:
         return {"failure": f"connection {len(socks) + 1}: {e}"}
@@ -786,8 +923,10 @@ def memory_per_connection(ctx, server, variant):
         running.stop()
     if not alive:
         return {"failure": "the server died holding the connections"}
-    return {"rss_before": before, "rss_after": after, "connections": ctx.idle_connections,
-            "bytes_per_connection": (after - before) / (ctx.idle_connections - 1)}
+    if open_now < 2:
+        return {"failure": f"the server kept {open_now} of the {len(socks)} idle connections open"}
+    return {"rss_before": before, "rss_after": after, "connections": open_now, "requested": ctx.idle_connections,
+            "bytes_per_connection": (after - before) / (open_now - 1)}
 
 
 def raise_fd_limit(needed):
@@ -835,7 +974,7 @@ def environment(ctx, servers):
     env["wrk version"] = first_line(["wrk", "-v"]) if shutil.which("wrk") else "not installed"
     env["method"] = (f"server pinned to CPU {SERVER_CPUS} (one shard), generator one thread on CPU {CLIENT_CPU}, "
                      f"{ctx.connections} connections, {ctx.warmup} s warm-up (not reported), {ctx.duration} s "
-                     f"measured, {ctx.iterations} iteration(s), fresh server per run, {COOL_DOWN_S} s cool-down, "
+                     f"measured, {ctx.iterations} iteration(s), fresh server per run, {ctx.cool_down:g} s cool-down, "
                      f"pipelined: {ctx.pipeline} per send")
     return env
 
@@ -1025,7 +1164,8 @@ def memory_table(instances):
         if "failure" in m:
             body.append([name, "FAILED", m["failure"], "", ""])
             continue
-        body.append([name, str(m["connections"]), f"{m['rss_before'] / 2**20:.1f}", f"{m['rss_after'] / 2**20:.1f}",
+        held = str(m["connections"]) + ("" if m["connections"] == m["requested"] else f" of {m['requested']} opened")
+        body.append([name, held, f"{m['rss_before'] / 2**20:.1f}", f"{m['rss_after'] / 2**20:.1f}",
                      f"{m['bytes_per_connection'] / 1024:.2f}"])
     return ["server", "idle connections", "RSS before MiB", "RSS with them MiB", "KiB per connection"], body
 
@@ -1078,6 +1218,8 @@ class Context:
         self.client = os.path.join(self.build, "client", "client")
         self.duration, self.warmup, self.iterations = a.duration, a.warmup, a.iterations
         self.connections, self.pipeline, self.idle_connections = a.connections, a.pipeline, a.idle_connections
+        self.start_wait, self.cool_down = a.start_wait, a.cool_down
+        self.references = {}  # variant name -> the start-up line's fields for its flags alone
         self.bodies_dir = tempfile.mkdtemp(prefix="ringhttp-bench-bodies.")
         self._bodies = {}
         # A secret made for this run (never a default), and a token signed with it.
@@ -1121,6 +1263,13 @@ def non_negative(text):
     return v
 
 
+def seconds(text):
+    v = float(text)
+    if not v >= 0:
+        raise argparse.ArgumentTypeError("must be a number of seconds, 0 or more")
+    return v
+
+
 def parse_args(argv):
     p = argparse.ArgumentParser(prog="bench/bench.py", add_help=False, usage="bench/bench.py [options] (--help)")
     p.add_argument("-h", "--help", action="store_true")
@@ -1135,6 +1284,8 @@ def parse_args(argv):
     p.add_argument("--quick", action="store_true")
     p.add_argument("--compare", default="")
     p.add_argument("--idle-connections", type=non_negative, default=IDLE_CONNECTIONS)
+    p.add_argument("--start-wait", type=seconds, default=START_WAIT_S)
+    p.add_argument("--cool-down", type=seconds, default=COOL_DOWN_S)
     p.add_argument("--server", action="append", default=[], metavar="NAME=CMD")
     p.add_argument("--list", action="store_true")
     p.add_argument("--json", action="store_true")
@@ -1161,6 +1312,8 @@ def parse_args(argv):
         a.custom.append(Custom(name, cmd))
     if a.idle_connections == 1:
         p.error("--idle-connections: 0 (skip) or at least 2")
+    if a.start_wait <= 0:
+        p.error("--start-wait: more than 0 seconds")
     return a
 
 
@@ -1235,6 +1388,8 @@ def main(argv):
         inst = instances[r.instance] = {}
         try:
             inst["cold_start_ms"] = cold_start(ctx, r.server, r.variant)
+        except WrongAnswer as e:
+            inst["cold_start_failure"] = str(e)  # its rows still run: their client names what is wrong
         except StartError as e:
             inst["failure"] = str(e)
             continue
@@ -1243,7 +1398,9 @@ def main(argv):
                 inst["memory"] = {"failure": f"cannot raise the descriptor limit to {a.idle_connections + FD_HEADROOM}"}
             else:
                 inst["memory"] = memory_per_connection(ctx, r.server, r.variant)
-        print(f"{r.instance}: cold start {fmt(inst.get('cold_start_ms'), '.1f')} ms"
+        print(f"{r.instance}: cold start "
+              + (f"{fmt(inst.get('cold_start_ms'), '.1f')} ms" if "cold_start_failure" not in inst else
+                 f"failed: {inst['cold_start_failure']}")
               + (f", {inst['memory']['bytes_per_connection'] / 1024:.2f} KiB per idle connection"
                  if "bytes_per_connection" in inst.get("memory", {}) else
                  (f", memory row failed: {inst['memory']['failure']}" if "memory" in inst else "")), flush=True)
@@ -1254,8 +1411,9 @@ def main(argv):
     for it in range(1, a.iterations + 1):
         for r in runnable:
             done += 1
-            rec = measure(ctx, r) if "failure" not in instances[r.instance] else {
-                "failure": instances[r.instance]["failure"]}
+            inst = instances[r.instance]
+            rec = measure(ctx, r, "cold_start_failure" not in inst) if "failure" not in inst else {
+                "failure": inst["failure"]}
             rec["iteration"] = it
             runs[r.id].append(rec)
             if "failure" in rec:
@@ -1264,9 +1422,12 @@ def main(argv):
                 print(f"[{done}/{total}] {r.id} iteration {it}: {rec['rps'] / 1000:.1f}k req/s, server "
                       f"{fmt(rec.get('server_cpu_us'), '.2f')} µs/req, client {fmt(rec.get('client_cpu_us'), '.2f')}"
                       f" µs/req, {rec['errors']} errors", flush=True)
-            time.sleep(COOL_DOWN_S)
+            time.sleep(ctx.cool_down)
 
     summaries = {r.id: summarize(r, runs[r.id]) for r in runnable}
+    for r in runnable:
+        if "cold_start_failure" in instances[r.instance]:
+            summaries[r.id]["failures"].append("cold start: " + instances[r.instance]["cold_start_failure"])
     body = table_rows(runnable, summaries, instances)
     mem_header, mem_body = memory_table(instances)
     chart_error = chart(base + ".png", runnable, summaries)
@@ -1280,8 +1441,9 @@ def main(argv):
         "or the axis's default variant).",
         "Client CPU µs/req: the generator's own CPU (ringhttp's client, or wrk in /wrk rows). wrk checks statuses "
         "only, and prints no p99.9; ringhttp's client checks every status and body.",
-        "Cold start: exec to the first accepted connection, median of "
-        f"{COLD_START_SPAWNS} spawns. RSS: the server's VmRSS right after the measured run.",
+        f"Cold start: exec to the first right answer to GET {READY_PATH} (status 200 and its body, on a new "
+        f"connection polled every 1 ms), median of {COLD_START_SPAWNS} spawns. RSS: the server's VmRSS right after "
+        "the measured run.",
     ]
     notes += generator_comparison(runnable, summaries)
     ladder_body, ladder_verdicts = ladder_table(summaries)

@@ -9,8 +9,10 @@
    taken from the harness, and the body the harness hands the client to
    compare against must pass them too. A server that is not installed is
    reported as skipped.
-2. The harness exits non-zero, naming the row, when requests fail (against a
-   server that answers 500), and zero when they do not.
+2. The harness exits non-zero, naming the row and the client's error class,
+   when requests fail: against a server that answers 500 (class status) and
+   one that answers 200 with a wrong body (class body only); and zero when
+   they do not.
 
 Usage: workloads_test.py --build DIR    (meson test runs it)
 """
@@ -239,27 +241,54 @@ def check_workloads(bench, build):
 def run_harness(build, *args):
     out = tempfile.mkdtemp(prefix="ringhttp-bench-test.")
     cmd = [sys.executable, os.path.join(ROOT, "bench", "bench.py"), "--build", build, "--out", out,
-           "--iterations", "1", "--warmup", "0", "--duration", "1", "--idle-connections", "0", *args]
+           "--iterations", "1", "--warmup", "0", "--duration", "1", "--idle-connections", "0",
+           "--connections", "8", "--cool-down", "0", *args]
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     results = [os.path.join(out, f) for f in os.listdir(out) if f.endswith(".json")]
     report = json.load(open(results[0])) if results else None
     return r, report
 
 
-def check_exit_status(build):
+def fake(name, *args):
+    """A --server for bench.py: tests/bench/fake_server.py with these arguments."""
+    return f"{name}={sys.executable} {os.path.join(HERE, 'fake_server.py')} {{port}} {' '.join(args)}"
+
+
+def failing_row(build, name, fake_args, must_classes, must_not_classes):
+    """The harness against a fake server whose every answer is wrong: exit 1,
+    the row named on stderr, and the client's error classes (its JSON report's
+    `errors`, as the run record keeps them) say which check failed."""
     failures = []
-    broken = f"answers500={sys.executable} {os.path.join(HERE, 'answers_500.py')} {{port}}"
-    r, report = run_harness(build, "--server", broken, "--only", "answers500/plaintext")
+    row = f"{name}/plaintext"
+    # A server that never answers rightly has no cold start; 2 s is enough to
+    # find that out here (the default waits 10).
+    r, report = run_harness(build, "--server", fake(name, *fake_args), "--only", row, "--start-wait", "2")
     if r.returncode != 1:
-        failures.append(f"against a server answering 500 the harness exited {r.returncode}, not 1:\n{r.stderr}")
-    if "answers500/plaintext" not in r.stderr or "FAILED" not in r.stderr:
-        failures.append(f"the failing row is not named on stderr:\n{r.stderr}")
-    if report:
-        s = next((s for s in report["summaries"] if s["row"] == "answers500/plaintext"), None)
-        if not s or not s["failures"] or "status" not in s["failures"][0]:
-            failures.append(f"the row's record does not say the statuses were wrong: {s}")
-    else:
-        failures.append("no results JSON was written for the failing run")
+        failures.append(f"{row}: the harness exited {r.returncode}, not 1:\n{r.stderr}")
+    if f"FAILED rows: {row}" not in r.stderr:
+        failures.append(f"{row}: the failing row is not named on stderr:\n{r.stderr}")
+    if not report:
+        return failures + [f"{row}: no results JSON was written"]
+    runs = report["runs"].get(row) or []
+    classes = runs[0].get("error_classes") if runs else None
+    if not classes:
+        return failures + [f"{row}: the run has no error classes: {runs}"]
+    for c in must_classes:
+        if not classes.get(c):
+            failures.append(f"{row}: no '{c}' errors counted: {classes}")
+    for c in must_not_classes:
+        if classes.get(c):
+            failures.append(f"{row}: '{c}' errors counted where only the body was wrong: {classes}")
+    if not any(f"{c} " in r.stderr for c in must_classes):
+        failures.append(f"{row}: stderr does not name the error class:\n{r.stderr}")
+    return failures
+
+
+def check_exit_status(build):
+    # 500 with the body 'broken': the status is wrong, and so is the body.
+    failures = failing_row(build, "answers500", ("--status", "500", "--body", "broken"), ("status",), ())
+    # 200 with a body of the right length but the wrong bytes: only the body check can see it.
+    failures += failing_row(build, "wrongbody", ("--body", "Hello,World!!"), ("body",), ("status",))
 
     r, report = run_harness(build, "--only", "ringhttp/plaintext")
     if r.returncode != 0:
@@ -268,7 +297,8 @@ def check_exit_status(build):
         s = report["summaries"][0]
         if not (s["row"] == "ringhttp/plaintext" and s["errors"] == 0 and s["rps"] and s["server_cpu_us"]):
             failures.append(f"a passing run's summary lacks its figures: {s}")
-    print(("ok" if not failures else "FAIL") + "    the harness exits 1 naming a row whose requests fail, 0 otherwise")
+    print(("ok" if not failures else "FAIL") + "    the harness exits 1 naming a row whose requests fail, and the "
+          "error class (status for a 500, body for a wrong body), 0 otherwise")
     return failures
 
 

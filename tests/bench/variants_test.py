@@ -1,0 +1,199 @@
+#!/usr/bin/env python3
+"""Every --compare variant is the one running, confirmed from the server.
+
+1. The harness runs the uring, send and shards axes on /plaintext (one short
+   iteration). While each client runs, this test reads the start-up line of
+   the server it drives (the server's own stdout, through /proc/PID/fd/1)
+   and its arguments (/proc/PID/cmdline). Each must be what that variant's
+   flags give: the flags are this test's own reading of the README's table
+   (`6.1` is `--uring 6.1`, `2-shards` is `--shards 2 --cpus 0,1`, ...), and
+   what they give is what the server itself prints when this test starts it
+   with those flags alone; no feature list is written down here. `all` and
+   `6.1` print the same line on a kernel with every feature: their arguments
+   tell them apart.
+2. A server binary that drops the variant's flags before it runs (a wrapper
+   in a build directory of its own) makes the harness fail those rows,
+   naming each: the harness confirms, and does not assume.
+
+The alloc axis needs a second build (-Dallocator=system) and is not run
+here; its rows are confirmed by the allocator the start-up line names and
+the preloaded library mapped into the process.
+
+Usage: variants_test.py --build DIR    (meson test runs it)
+"""
+import argparse
+import json
+import os
+import select
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import observe  # noqa: E402
+
+AXES = "uring,send,shards"
+# The README's --compare table: each variant's placement (taskset CPUs and
+# server flags) and switches.
+DEFAULT_PLACEMENT = ("0", ["--shards", "1", "--cpus", "0"])
+VARIANTS = {
+    "all": (DEFAULT_PLACEMENT, []),
+    "6.1": (DEFAULT_PLACEMENT, ["--uring", "6.1"]),
+    "6.0": (DEFAULT_PLACEMENT, ["--uring", "6.0"]),
+    "5.19": (DEFAULT_PLACEMENT, ["--uring", "5.19"]),
+    "5.10": (DEFAULT_PLACEMENT, ["--uring", "5.10"]),
+    "sqpoll": (DEFAULT_PLACEMENT, ["--uring", "all,sqpoll"]),
+    "sendmsg": (DEFAULT_PLACEMENT, ["--send", "sendmsg"]),
+    "writev": (DEFAULT_PLACEMENT, ["--send", "writev"]),
+    "zc": (DEFAULT_PLACEMENT, ["--send", "zc"]),
+    "1-shard": (DEFAULT_PLACEMENT, []),
+    "2-shards": (("0,1", ["--shards", "2", "--cpus", "0,1"]), []),
+}
+COMPARED = ("shards", "cpus", "uring", "send", "allocator")
+LINE_WAIT_S = 30
+BENCH_WAIT_S = 240
+
+
+def own_line(server, cpus, flags):
+    """The start-up line of the server started here with these flags alone."""
+    proc = subprocess.Popen(["taskset", "-c", cpus, server, "--address", "127.0.0.1", "--port", "0", *flags],
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
+    try:
+        line = b""
+        deadline = time.monotonic() + LINE_WAIT_S
+        while not line.endswith(b"\n") and time.monotonic() < deadline:
+            ready, _, _ = select.select([proc.stdout], [], [], max(0.0, deadline - time.monotonic()))
+            if not ready:
+                break
+            byte = os.read(proc.stdout.fileno(), 1)
+            if not byte:
+                break
+            line += byte
+        return line.decode().strip()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=LINE_WAIT_S)
+
+
+def contains(seq, part):
+    return any(seq[i:i + len(part)] == part for i in range(len(seq) - len(part) + 1))
+
+
+def listed_variants(build):
+    r = subprocess.run([sys.executable, observe.BENCH, "--build", build, "--list", "--json", "--compare", AXES],
+                       capture_output=True, text=True, timeout=60)
+    return [(row["id"], row["variant"]) for row in json.loads(r.stdout)["rows"] if row["workload"] == "plaintext"]
+
+
+def check_running_variants(build):
+    failures = []
+    server = os.path.join(build, "server", "server")
+    rows = listed_variants(build)
+    unknown = sorted({v for _, v in rows} - set(VARIANTS))
+    if unknown:
+        return [f"the harness has variants this test does not know: {unknown}: write down their flags"]
+    expected = {}
+    for name, ((cpus, placement), switches) in VARIANTS.items():
+        expected[name] = observe.fields(own_line(server, cpus, placement + switches))
+        if not expected[name]:
+            failures.append(f"{name}: the server printed no start-up line for {placement + switches}")
+
+    out_dir = tempfile.mkdtemp(prefix="ringhttp-bench-variants.")
+    bench = observe.start_bench(build, out_dir, "--compare", AXES, "--only", "plaintext", "--iterations", "1",
+                                "--warmup", "0", "--duration", "1", "--connections", "8", "--idle-connections", "0",
+                                "--cool-down", "0")
+    client_exe = os.path.realpath(os.path.join(build, "client", "client"))
+    seen, watched = set(), []
+    deadline = time.monotonic() + BENCH_WAIT_S
+    try:
+        while bench.poll() is None and time.monotonic() < deadline:
+            for pid in observe.children(bench.pid):
+                if pid not in seen and observe.exe(pid) == client_exe:
+                    seen.add(pid)
+                    spid = int(observe.arg_after(observe.cmdline(pid), "--server-pid"))
+                    watched.append((observe.startup_line(spid), observe.cmdline(spid)))
+            time.sleep(observe.POLL_S)
+    finally:
+        if bench.poll() is None:
+            bench.kill()
+    out, err = bench.communicate()
+    report = observe.results(out_dir)
+    if bench.returncode != 0 or not report:
+        return failures + [f"the harness exited {bench.returncode}:\n{out[-3000:]}\n{err[-3000:]}"]
+    ran = [s["row"] for s in report["summaries"]]
+    if ran != [rid for rid, _ in rows] or len(watched) != len(rows):
+        return failures + [f"{len(watched)} clients watched for the rows {ran}, expected {[r for r, _ in rows]}"]
+    for (rid, variant), (line, args) in zip(rows, watched):
+        (cpus, placement), switches = VARIANTS[variant]
+        got = observe.fields(line)
+        for k in COMPARED:
+            if got.get(k) != expected[variant].get(k):
+                failures.append(f"{rid}: its server says {k}={got.get(k)}; {' '.join(placement + switches)} gives "
+                                f"{k}={expected[variant].get(k)} ({line!r})")
+        for part in (placement, switches):
+            if part and not contains(args, part):
+                failures.append(f"{rid}: its server runs without {' '.join(part)}: {args}")
+    print(("ok" if not failures else "FAIL") + f"    {len(watched)} variants confirmed from their running servers")
+    return failures
+
+
+WRAPPER = """#!{python}
+# A server that drops its variant's flags before it runs.
+import os, sys
+real, out, skip = {real!r}, [], False
+for a in sys.argv[1:]:
+    if skip:
+        skip = False
+    elif a in ("--uring", "--shards", "--cpus", "--send"):
+        skip = True
+    else:
+        out.append(a)
+os.execv(real, [real] + out)
+"""
+
+
+def check_lying_server(build):
+    fake = tempfile.mkdtemp(prefix="ringhttp-bench-liar.")
+    for d in ("server", "client"):
+        os.makedirs(os.path.join(fake, d))
+    wrapper = os.path.join(fake, "server", "server")
+    with open(wrapper, "w") as f:
+        f.write(WRAPPER.format(python=sys.executable, real=os.path.join(build, "server", "server")))
+    os.chmod(wrapper, 0o755)
+    os.symlink(os.path.join(build, "client", "client"), os.path.join(fake, "client", "client"))
+    rows = ["ringhttp:5.19/plaintext", "ringhttp:6.1/plaintext", "ringhttp:zc/plaintext",
+            "ringhttp:2-shards/plaintext"]
+    out_dir = tempfile.mkdtemp(prefix="ringhttp-bench-liar-out.")
+    bench = observe.start_bench(fake, out_dir, "--compare", AXES, "--only", ",".join(rows), "--iterations", "1",
+                                "--warmup", "0", "--duration", "1", "--connections", "8", "--idle-connections", "0",
+                                "--cool-down", "0")
+    out, err = bench.communicate(timeout=BENCH_WAIT_S)
+    failures = []
+    if bench.returncode != 1:
+        failures.append(f"against a server that drops its flags the harness exited {bench.returncode}, not 1:\n{err}")
+    prefix = "bench: FAILED rows: "
+    named = next((line[len(prefix):].split(", ") for line in err.splitlines() if line.startswith(prefix)), [])
+    for row in rows:
+        if row not in named:
+            failures.append(f"{row} is not named as failed:\n{err}")
+        elif f"  {row}: {row.split('/')[0]} is not the variant asked for" not in err:
+            failures.append(f"{row}: the failure does not say the variant is not running:\n{err}")
+    print(("ok" if not failures else "FAIL") + "    a server that drops its variant's flags fails those rows")
+    return failures
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--build", required=True)
+    a = p.parse_args()
+    build = os.path.realpath(a.build)
+    failures = check_running_variants(build) + check_lying_server(build)
+    if failures:
+        print("\n".join(["", "FAILURES:"] + failures), file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
