@@ -113,6 +113,10 @@ void render_metrics(std::span<const ShardCounters* const> shards, std::string& o
   }
   counter("ringhttp_rate_limited_total", "Requests refused by the rate limiter (429).",
           [](const ShardCounters& c) -> const metrics::Counter& { return c.rate_limited; });
+  counter("ringhttp_rate_limit_evictions_total",
+          "Clients the rate limiter forgot (least recently used first) because their set of its table was full; "
+          "a forgotten client starts again with a full bucket.",
+          [](const ShardCounters& c) -> const metrics::Counter& { return c.rate_limit_evictions; });
 }
 
 }  // namespace ringhttp::server

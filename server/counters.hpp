@@ -79,6 +79,7 @@ struct ShardCounters {
   Counter zc_copied;
   std::array<Counter, std::size_t(auth::TokenError::count_)> token_refusals;  // none's slot stays 0
   Counter rate_limited;
+  Counter rate_limit_evictions;  // clients forgotten because their set of the limiter's table was full
 };
 
 // Renders the sum over `shards` in Prometheus text format into `out`.

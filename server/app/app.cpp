@@ -284,7 +284,9 @@ App::Next App::cors(Context& ctx) {
 
 App::Next App::rate_limit(Context& ctx) {
   App& app = ctx.app;
+  const std::uint64_t evictions_before = app.limiter_.evictions();
   const RateDecision d = app.limiter_.take(ctx.request.client, ctx.request.now_ms);
+  if (app.limiter_.evictions() != evictions_before) app.counters_.rate_limit_evictions.add();
   ctx.reply.add_header_block(app.rate_policy_block_);
   char* const start = ctx.reply.header_text_end();
   char* const end = start + ctx.reply.header_text_room();
