@@ -112,31 +112,52 @@ bool wait_for_signal_until(const sigset_t& signals, std::uint64_t deadline_ns) {
 // --hdr-log: the workers' intervals of the same index, merged, one line
 // each. Interval k covers [measure + k s, measure + (k+1) s), the last one
 // ending with the window; times are from the window's start. One histogram
-// is reused for every interval, so a long run costs no more memory.
+// is reused for every line, so a long run costs no more memory.
+//
+// Every response the report counts is in some line. A worker dispatches the
+// batch in which it notices the window's end (or a stop) before it stops, so
+// its last interval can begin at or after the window's end; and a worker can
+// finish its -n share before this thread has opened the window. Such an
+// interval has no time of its own in the window: its counts go into the line
+// before it, or, with none before, into a line of zero length.
 std::string write_interval_log(const std::string& path, double start_epoch_s, std::uint64_t window_start_ns,
                                const Timeline& timeline, std::uint64_t window_end_ns,
                                const std::vector<std::unique_ptr<Worker>>& workers) {
   std::size_t count = 0;
   for (const auto& w : workers) count = std::max(count, w->stats().intervals.size());
   std::string text = hdr_log_header(start_epoch_s);
-  Histogram merged;
+  Histogram line;  // the counts of the line being gathered
+  bool gathering = false;
+  std::uint64_t line_start_ns = 0;
+  std::uint64_t line_end_ns = 0;
+  const auto write_line = [&] {
+    const std::string written = hdr_log_line(
+        {double(line_start_ns - window_start_ns) / 1e9, double(line_end_ns - line_start_ns) / 1e9, &line});
+    text += written;
+    return !written.empty();
+  };
   for (std::size_t k = 0; k < count; ++k) {
-    merged.reset();
     std::uint64_t end_ns = 0;
+    for (const auto& w : workers) {
+      const std::vector<LatencyInterval>& intervals = w->stats().intervals;
+      if (k < intervals.size()) end_ns = std::max(end_ns, std::min(intervals[k].end_ns, window_end_ns));
+    }
+    const std::uint64_t start_ns = std::max(timeline.measure_ns + k * Worker::log_interval_ns, window_start_ns);
+    if (!gathering || end_ns > start_ns) {
+      if (gathering && !write_line()) return "cannot compress a histogram for --hdr-log";
+      line.reset();
+      gathering = true;
+      line_start_ns = start_ns;
+      line_end_ns = std::max(start_ns, end_ns);
+    }
     for (const auto& w : workers) {
       const std::vector<LatencyInterval>& intervals = w->stats().intervals;
       if (k >= intervals.size()) continue;
       assert(intervals[k].index == k);
-      merged.add(intervals[k].latency);
-      end_ns = std::max(end_ns, std::min(intervals[k].end_ns, window_end_ns));
+      line.add(intervals[k].latency);
     }
-    const std::uint64_t start_ns = std::max(timeline.measure_ns + k * Worker::log_interval_ns, window_start_ns);
-    if (end_ns <= start_ns) continue;
-    const std::string line =
-        hdr_log_line({double(start_ns - window_start_ns) / 1e9, double(end_ns - start_ns) / 1e9, &merged});
-    if (line.empty()) return "cannot compress a histogram for --hdr-log";
-    text += line;
   }
+  if (gathering && !write_line()) return "cannot compress a histogram for --hdr-log";
   std::FILE* f = std::fopen(path.c_str(), "w");
   if (f == nullptr) return "cannot write --hdr-log " + path + ": " + std::strerror(errno);
   const bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
