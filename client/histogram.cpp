@@ -111,9 +111,16 @@ double Histogram::stdev() const {
 
 std::uint64_t Histogram::value_at_percentile(double percentile) const {
   if (total_ == 0) return 0;
-  percentile = std::clamp(percentile, 0.0, 100.0);
-  // As HdrHistogram: the count at or below the percentile, rounded, at least 1.
-  const auto wanted = std::max<std::uint64_t>(1, std::uint64_t(percentile / 100.0 * double(total_) + 0.5));
+  // As HdrHistogram (Java, 2.1.10 on; Debian ships 2.1.11), in the same
+  // floating-point steps: the first value with at least `percentile` of the
+  // counts at or below it, so the count is rounded up (rounding to nearest
+  // would report, for 99.99% of 115,400, a value that only 99.9896% are at
+  // or below). The percentile is first taken one ulp lower, so that a
+  // product that should be whole (90% of 10) and came out a hair above
+  // is not rounded up a whole count.
+  const double requested = std::clamp(std::nextafter(percentile, -HUGE_VAL), 0.0, 100.0);
+  const double wanted_fp = requested * double(total_) / 100.0;
+  const auto wanted = std::max<std::uint64_t>(1, std::uint64_t(std::ceil(wanted_fp)));
   std::uint64_t seen = 0;
   for (std::size_t i = 0; i < counts_len; ++i) {
     seen += counts_[i];
