@@ -1,2 +1,295 @@
-// Filled in by issue 13 work; see the tests below.
+// The client's latency figures with two worker threads, read back by
+// HdrHistogram's own reader: Debian's libhdrhistogram-java, whose
+// HistogramLogProcessor decodes the client's --hdr-log (V2 compressed
+// histograms), adds up its intervals and computes the percentiles itself.
+// What it computes from the log must be what the client reported: the same
+// count as the report's requests (both threads, each response once, no
+// warm-up), and the same percentiles and maximum as --json and --hdr-out, to
+// the histogram's resolution (the same HdrHistogram bucket).
+//
+// java and the jar are test dependencies (tools/install-deps.sh installs
+// them): when they are missing the tests fail and say so, never skip.
 #include <gtest/gtest.h>
+#include <simdjson.h>
+
+#include <unistd.h>
+
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "support/client_process.hpp"
+#include "support/metrics.hpp"
+#include "support/server_process.hpp"
+#include "support/shell.hpp"
+
+namespace socket_test {
+namespace {
+
+// Debian's libhdrhistogram-java (2.1.11 in Debian 12).
+constexpr const char* hdrhistogram_jar = "/usr/share/java/hdrhistogram.jar";
+// A hang guard for one run of the JVM, never a performance bound: it starts
+// in about a second here, and much slower on a loaded machine is fine.
+constexpr int java_timeout_s = 300;
+
+// Why HdrHistogram's reader cannot run here, or empty when it can.
+std::string hdrhistogram_missing() {
+  if (::access(hdrhistogram_jar, R_OK) != 0) {
+    return std::string(hdrhistogram_jar) + " is missing: install libhdrhistogram-java (tools/install-deps.sh)";
+  }
+  const ShellRun java = run_shell("java -version");
+  if (java.exit_code != 0) {
+    return "java does not run (exit " + std::to_string(java.exit_code) +
+           "): install default-jre-headless (tools/install-deps.sh)\n" + java.output;
+  }
+  return {};
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::vector<std::string> split(const std::string& line, char separator) {
+  std::vector<std::string> fields;
+  std::istringstream in(line);
+  for (std::string field; std::getline(in, field, separator);) fields.push_back(field);
+  return fields;
+}
+
+// A value printed with 3 decimals in microseconds, back in nanoseconds (the
+// unit both the client and the log record), exactly.
+std::uint64_t us_text_to_ns(double us) { return std::uint64_t(std::llround(us * 1000.0)); }
+
+// HdrHistogram's bucket of a value recorded in nanoseconds with 3
+// significant digits (2048 sub-buckets): the lowest value it shares a count
+// with. Written here from HdrHistogram's definition, not taken from the
+// client, so that a wrong layout in the client cannot agree with itself.
+std::uint64_t lowest_equivalent_ns(std::uint64_t ns) {
+  constexpr int sub_bucket_bits = 11;
+  const int shift = std::max(0, int(std::bit_width(ns)) - sub_bucket_bits);
+  return (ns >> shift) << shift;
+}
+
+// The client's --json report.
+class Report {
+ public:
+  explicit Report(const std::string& text) : text_(text) {
+    auto result = parser_.parse(text_);
+    ok_ = result.error() == simdjson::SUCCESS && result.value().is_object();
+    if (ok_) doc_ = result.value();
+  }
+  bool ok() const { return ok_; }
+  double number(const std::string& pointer) const {
+    double value = -1;
+    if (doc_.at_pointer(pointer).get(value) != simdjson::SUCCESS) {
+      std::uint64_t integer = 0;
+      EXPECT_EQ(doc_.at_pointer(pointer).get(integer), simdjson::SUCCESS) << pointer << " in " << text_;
+      value = double(integer);
+    }
+    return value;
+  }
+  std::uint64_t count(const std::string& pointer) const { return std::uint64_t(number(pointer)); }
+
+ private:
+  std::string text_;
+  simdjson::dom::parser parser_;
+  simdjson::dom::element doc_;
+  bool ok_ = false;
+};
+
+// One row of HistogramLogProcessor's CSV interval output: the interval's
+// own count, and the totals of every interval up to it.
+struct ProcessedInterval {
+  double end_s = 0;
+  std::uint64_t count = 0;
+  std::uint64_t total_count = 0;
+  // Total_50%, 90%, 99%, 99.9%, 99.99%, Max, in nanoseconds.
+  std::vector<std::uint64_t> total_ns;
+};
+
+// HistogramLogProcessor's view of `log`: its interval rows (values in
+// microseconds, -outputValueUnitRatio 1000, then converted to nanoseconds),
+// and its overall percentile distribution in milliseconds (its default
+// ratio, the client's .hgrm unit) as text.
+struct Processed {
+  std::vector<ProcessedInterval> intervals;
+  std::string hgrm_ms;
+};
+
+Processed process_log(const std::string& log, const std::string& out_base) {
+  Processed processed;
+  const std::string java = "timeout " + std::to_string(java_timeout_s) + " java -cp " + hdrhistogram_jar +
+                           " org.HdrHistogram.HistogramLogProcessor -i " + log;
+  const ShellRun csv = run_shell(java + " -csv -outputValueUnitRatio 1000 -o " + out_base + "_us");
+  EXPECT_EQ(csv.exit_code, 0) << csv.output;
+  const ShellRun ms = run_shell(java + " -o " + out_base + "_ms");
+  EXPECT_EQ(ms.exit_code, 0) << ms.output;
+  processed.hgrm_ms = read_file(out_base + "_ms.hgrm");
+
+  // "Timestamp","Int_Count","Int_50%","Int_90%","Int_Max","Total_Count",
+  // "Total_50%","Total_90%","Total_99%","Total_99.9%","Total_99.99%","Total_Max"
+  std::istringstream rows(read_file(out_base + "_us"));
+  for (std::string row; std::getline(rows, row);) {
+    if (row.empty() || row.starts_with("#") || row.starts_with("\"")) continue;
+    const std::vector<std::string> f = split(row, ',');
+    EXPECT_EQ(f.size(), 12u) << row;
+    if (f.size() != 12) continue;
+    ProcessedInterval interval;
+    interval.end_s = std::stod(f[0]);
+    interval.count = std::stoull(f[1]);
+    interval.total_count = std::stoull(f[5]);
+    for (std::size_t i = 6; i < 12; ++i) interval.total_ns.push_back(us_text_to_ns(std::stod(f[i])));
+    processed.intervals.push_back(interval);
+  }
+  return processed;
+}
+
+// The log's interval lines, as the client wrote them.
+std::size_t log_lines(const std::string& log) {
+  std::istringstream lines(read_file(log));
+  std::size_t count = 0;
+  for (std::string line; std::getline(lines, line);) count += line.find(",HISTF") != std::string::npos;
+  return count;
+}
+
+// What HdrHistogram's reader made of the log against what the client
+// reported for the same run: the count, and each figure in the same bucket.
+void expect_log_matches_report(const Processed& processed, const Report& report) {
+  ASSERT_FALSE(processed.intervals.empty()) << "HistogramLogProcessor read no interval";
+  const std::uint64_t requests = report.count("/requests");
+  std::uint64_t sum = 0;
+  for (const ProcessedInterval& interval : processed.intervals) sum += interval.count;
+  const ProcessedInterval& last = processed.intervals.back();
+  EXPECT_EQ(sum, last.total_count);
+  EXPECT_EQ(last.total_count, requests) << "the log's count against the report's requests";
+  EXPECT_EQ(report.count("/latency_us/count"), requests) << "the report's latency count against its requests";
+  const char* keys[] = {"p50", "p90", "p99", "p99_9", "p99_99", "max"};
+  for (std::size_t i = 0; i < std::size(keys); ++i) {
+    const std::uint64_t reported_ns = us_text_to_ns(report.number(std::string("/latency_us/") + keys[i]));
+    const std::uint64_t read_ns = last.total_ns[i];
+    // The client reports a percentile no higher than its exact maximum;
+    // HdrHistogram reports the top of the bucket. Both are the bucket's.
+    EXPECT_EQ(lowest_equivalent_ns(reported_ns), lowest_equivalent_ns(read_ns))
+        << keys[i] << ": the client says " << reported_ns << " ns, HdrHistogram's reader " << read_ns << " ns";
+  }
+}
+
+// The client's --hdr-out against the distribution HistogramLogProcessor
+// writes from the log: the same lines after the processor's two comment
+// lines. Values and counts are compared as text (both print the top of each
+// bucket in milliseconds with 3 decimals); percentiles as numbers, since Java
+// rounds the 12th decimal half-up where printf rounds the binary value.
+void expect_same_distribution(const std::string& ours, std::string theirs) {
+  for (int i = 0; i < 2 && theirs.starts_with("#["); ++i) theirs.erase(0, theirs.find('\n') + 1);
+  std::istringstream theirs_lines(theirs);
+  std::istringstream ours_lines(ours);
+  std::string a;
+  std::string b;
+  std::size_t lines = 0;
+  while (std::getline(theirs_lines, a)) {
+    ASSERT_TRUE(std::getline(ours_lines, b)) << "--hdr-out is shorter, at line " << lines << ": " << a;
+    ++lines;
+    if (a.empty() || a.starts_with("#") || a.find("Percentile") != std::string::npos) {
+      EXPECT_EQ(a, b);
+      continue;
+    }
+    std::istringstream ta(a);
+    std::istringstream tb(b);
+    std::string value_a, value_b, count_a, count_b;
+    double percentile_a = -1, percentile_b = -1;
+    ta >> value_a >> percentile_a >> count_a;
+    tb >> value_b >> percentile_b >> count_b;
+    EXPECT_EQ(value_a, value_b) << a << " | " << b;
+    EXPECT_NEAR(percentile_a, percentile_b, 1e-11) << a << " | " << b;
+    EXPECT_EQ(count_a, count_b) << a << " | " << b;
+  }
+  EXPECT_FALSE(std::getline(ours_lines, b)) << "--hdr-out is longer: " << b;
+  EXPECT_GT(lines, 10u);
+}
+
+class ClientHistograms : public testing::Test {
+ protected:
+  void SetUp() override {
+    const std::string missing = hdrhistogram_missing();
+    ASSERT_TRUE(missing.empty()) << "HdrHistogram's own reader is needed to check the client's logs: " << missing;
+  }
+  void TearDown() override {
+    for (const std::string& path : files_) std::remove(path.c_str());
+  }
+  // A scratch path for this test, removed after it.
+  std::string scratch(const std::string& name) {
+    const std::string path =
+        testing::TempDir() + "client_histograms_" + std::to_string(::getpid()) + "_" + name;
+    for (const char* suffix : {"", "_us", "_us.hgrm", "_ms", "_ms.hgrm"}) files_.push_back(path + suffix);
+    return path;
+  }
+  std::string url(const std::string& path) const {
+    return "http://127.0.0.1:" + std::to_string(server.port()) + path;
+  }
+
+  ServerProcess server{{"--shards", "1"}};
+
+ private:
+  std::vector<std::string> files_;
+};
+
+// -n 500 over two threads (250 each): 500 in the report, 500 in the log as
+// HdrHistogram's reader counts it, 500 answered by the server, and the same
+// percentiles everywhere. A client that merged one thread's histogram into
+// the report or the log, or either of them twice, fails on the counts.
+TEST_F(ClientHistograms, two_threads_n_requests_log_report_and_hgrm_agree_with_hdrhistograms_reader) {
+  const std::string log = scratch("n.hlog");
+  const std::string hgrm = scratch("n.hgrm");
+  const std::string processed_base = scratch("n.processed");
+  const ClientRun run = run_client(
+      {"-t", "2", "-c", "4", "-n", "500", "--json", "--hdr-log", log, "--hdr-out", hgrm, url("/plaintext")});
+  ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+  const Report report(run.out);
+  ASSERT_TRUE(report.ok()) << run.out;
+  EXPECT_EQ(report.count("/options/threads"), 2u);
+  EXPECT_EQ(report.count("/requests"), 500u);
+  EXPECT_EQ(report.count("/errors_total"), 0u);
+  EXPECT_EQ(scrape_metrics(server.port()).value(metric::responses(200)), 500);
+  EXPECT_GE(log_lines(log), 1u);
+
+  const Processed processed = process_log(log, processed_base);
+  expect_log_matches_report(processed, report);
+  EXPECT_EQ(processed.intervals.back().total_count, 500u);
+  expect_same_distribution(read_file(hgrm), processed.hgrm_ms);
+}
+
+// A timed run after a warm-up of its own length: the log holds one
+// interval per second of the measured window (two here), their counts add
+// up to exactly the report's requests: the warm-up's responses, about as
+// many again, in none of them, and none of the window's lost at its end.
+TEST_F(ClientHistograms, a_timed_run_logs_every_reported_response_and_none_of_the_warm_up) {
+  const std::string log = scratch("d.hlog");
+  const std::string hgrm = scratch("d.hgrm");
+  const std::string processed_base = scratch("d.processed");
+  const ClientRun run = run_client({"-t", "2", "-c", "4", "-w", "1s", "-d", "2s", "--json", "--hdr-log", log,
+                                    "--hdr-out", hgrm, url("/plaintext")});
+  ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+  const Report report(run.out);
+  ASSERT_TRUE(report.ok()) << run.out;
+  const std::uint64_t requests = report.count("/requests");
+  EXPECT_GT(requests, 0u);
+  EXPECT_EQ(report.count("/errors_total"), 0u);
+  EXPECT_EQ(log_lines(log), 2u) << read_file(log);
+
+  const Processed processed = process_log(log, processed_base);
+  expect_log_matches_report(processed, report);
+  ASSERT_EQ(processed.intervals.size(), 2u);
+  for (const ProcessedInterval& interval : processed.intervals) EXPECT_GT(interval.count, 0u);
+  expect_same_distribution(read_file(hgrm), processed.hgrm_ms);
+}
+
+}  // namespace
+}  // namespace socket_test
