@@ -19,6 +19,7 @@ import os
 import sys
 import tempfile
 
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import observe  # noqa: E402
 
@@ -43,8 +44,10 @@ def main():
     out, err = bench.communicate(timeout=BENCH_WAIT_S)
     report = observe.results(out_dir)
     failures = []
-    if bench.returncode != 0 or not report:
-        failures.append(f"the harness exited {bench.returncode}:\n{out[-2000:]}\n{err[-2000:]}")
+    if bench.returncode != 0:
+        failures.append(f"the harness exited {bench.returncode}:\n{err[-2000:]}")
+    if not report:
+        failures.append(f"no results JSON:\n{out[-2000:]}")
     else:
         for name in FAKES:
             inst = report["instances"].get(name, {})

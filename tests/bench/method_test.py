@@ -36,6 +36,7 @@ import tempfile
 import time
 import urllib.parse
 
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import observe  # noqa: E402
 from observe import Frozen, eventually  # noqa: E402
@@ -121,8 +122,10 @@ def check_observed_run(build):
     watch = Watch(build)
     code, out, err = watch.run(bench)
     report = observe.results(out_dir)
-    if code != 0 or not report:
-        return [f"the harness exited {code} (results: {bool(report)}):\n{out[-3000:]}\n{err[-3000:]}"]
+    if code != 0:
+        failures.append(f"the harness exited {code}:\n{err[-3000:]}")
+    if not report:
+        return failures + [f"no results JSON:\n{out[-3000:]}"]
 
     # 5. The ladder's rows ran with zero errors, every body checked.
     for row in ROWS.values():
@@ -210,9 +213,10 @@ def check_capped_memory_row(build):
         "--duration", "1", "--connections", "4", "--idle-connections", str(CAPPED_SENT), "--cool-down", "0")
     out, err = bench.communicate(timeout=BENCH_WAIT_S)
     report = observe.results(out_dir)
-    if bench.returncode != 0 or not report:
-        return [f"capped: the harness exited {bench.returncode}:\n{out[-2000:]}\n{err[-2000:]}"]
-    failures = memory_checks("capped", report["instances"].get("capped", {}).get("memory", {}),
+    failures = [] if bench.returncode == 0 else [f"capped: the harness exited {bench.returncode}:\n{err[-2000:]}"]
+    if not report:
+        return failures + [f"capped: no results JSON:\n{out[-2000:]}"]
+    failures += memory_checks("capped", report["instances"].get("capped", {}).get("memory", {}),
                              CAPPED_TABLE, CAPPED_SENT)
     print(("ok" if not failures else "FAIL") + f"    the memory row divides by the {CAPPED_TABLE} connections the "
           f"server held, not the {CAPPED_SENT} it was sent")

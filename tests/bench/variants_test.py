@@ -30,6 +30,7 @@ import sys
 import tempfile
 import time
 
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import observe  # noqa: E402
 
@@ -111,16 +112,20 @@ def check_running_variants(build):
             for pid in observe.children(bench.pid):
                 if pid not in seen and observe.exe(pid) == client_exe:
                     seen.add(pid)
-                    spid = int(observe.arg_after(observe.cmdline(pid), "--server-pid"))
-                    watched.append((observe.startup_line(spid), observe.cmdline(spid)))
+                    spid = observe.arg_after(observe.cmdline(pid), "--server-pid")
+                    if spid is None:  # the client is already gone: not seen while it ran
+                        continue
+                    watched.append((observe.startup_line(int(spid)), observe.cmdline(int(spid))))
             time.sleep(observe.POLL_S)
     finally:
         if bench.poll() is None:
             bench.kill()
     out, err = bench.communicate()
     report = observe.results(out_dir)
-    if bench.returncode != 0 or not report:
-        return failures + [f"the harness exited {bench.returncode}:\n{out[-3000:]}\n{err[-3000:]}"]
+    if bench.returncode != 0:
+        failures.append(f"the harness exited {bench.returncode}:\n{err[-3000:]}")
+    if not report:
+        return failures + [f"no results JSON:\n{out[-3000:]}"]
     ran = [s["row"] for s in report["summaries"]]
     if ran != [rid for rid, _ in rows] or len(watched) != len(rows):
         return failures + [f"{len(watched)} clients watched for the rows {ran}, expected {[r for r, _ in rows]}"]
