@@ -61,6 +61,10 @@ struct Tally {
   // 408s to header sections the driver happened to send nearly as slowly
   // as the header timeout (counted in refusal_seen too).
   std::uint64_t slow_header_timeouts = 0;
+  // Idle timeouts of connections whose script had more to send, which the
+  // driver itself left idle that long (a loaded machine delays its loop);
+  // counted in idle_timeouts and server_closes too.
+  std::uint64_t late_idle_timeouts = 0;
 
   void add(const Tally& other);
   std::string summary() const;
