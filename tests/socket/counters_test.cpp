@@ -55,7 +55,7 @@ TEST(Counters, cancellations_counts_the_receive_and_the_send_a_send_timeout_canc
 TEST(Counters, cancellations_counts_the_receive_an_idle_timeout_cancels) {
   ServerProcess server = server_with_private_metrics({"--idle-timeout-ms", "200"});
   const std::uint16_t metrics_port = *server.metrics_port();
-  Connection idle(server.port());
+  Connection idle(server.port(), {.timeout = 30s});  // a hang guard for the close awaited below
   ASSERT_TRUE(is_plaintext_ok(round_trip(idle, get("/plaintext"))));
 
   EXPECT_TRUE(idle.expect_closed());
@@ -128,8 +128,9 @@ TEST(Counters, input_overflow_counts_connections_closed_for_input_beyond_what_ma
     const double overflowed = m.value(input_overflow);
     return overflowed > 0 && m.value(metric::accepted) == flooders && m.value(metric::closed) == overflowed &&
            m.value(metric::active) == flooders - overflowed;
-  })) << input_overflow << " " << m.value(input_overflow) << ", accepted " << m.value(metric::accepted)
-      << ", closed " << m.value(metric::closed) << ", active " << m.value(metric::active);
+  })) << input_overflow
+      << " " << m.value(input_overflow) << ", accepted " << m.value(metric::accepted) << ", closed "
+      << m.value(metric::closed) << ", active " << m.value(metric::active);
 }
 
 }  // namespace

@@ -89,7 +89,7 @@ TEST(Shutdown, after_sigterm_new_connections_are_not_served) {
   // An idle keep-alive connection is closed when the shard takes the signal,
   // in the same step that stops its accepting: its close is the event that
   // says the signal has landed.
-  Connection idle(server.port());
+  Connection idle(server.port(), {.timeout = 30s});  // a hang guard, not a timing assertion
   ASSERT_TRUE(is_plaintext_ok(round_trip(idle, get("/plaintext"))));
   server.signal(SIGTERM);
   ASSERT_TRUE(idle.expect_closed());
