@@ -81,6 +81,52 @@ TEST(Histogram, percentiles_of_a_uniform_ramp) {
   EXPECT_NEAR(h.stdev(), 100'000'000 / std::sqrt(12.0), 100'000'000 / std::sqrt(12.0) / 500);
 }
 
+// The client's percentiles must be the ones HdrHistogram's own reader
+// computes from its logs (tests/socket/client_histograms_test.cpp), so they
+// follow getValueAtPercentile of HdrHistogram Java 2.1.10 on (Debian ships
+// 2.1.11): the count wanted is ceil(nextafter(p, -inf) * total / 100), at
+// least 1; the value is the first one with that many counts at or below it.
+// Each case is one where another plausible rule reports a different value:
+// rounding the count to nearest, or rounding up without first lowering p by
+// one ulp (p * total / 100 or p / 100 * total, each fails a case). The
+// expected values were confirmed once with Debian's hdrhistogram.jar
+// (2.1.11) on the same data. Values below 2048 have buckets of their own, so
+// with 1..N each recorded once the value at a percentile is its count.
+// 1, 2, ..., n, each recorded once.
+Histogram one_of_each(std::uint64_t n) {
+  Histogram h;
+  for (std::uint64_t v = 1; v <= n; ++v) h.record(v);
+  return h;
+}
+
+TEST(Histogram, percentiles_round_the_count_up_as_hdrhistogram_does) {
+  // 52% of 10 is 5.2 counts: at least 52% of the values are at or below 6;
+  // rounding to nearest would give 5, which only 50% are at or below.
+  EXPECT_EQ(one_of_each(10).value_at_percentile(52), 6u);
+  // 99.99% of 115,400 is 115,388.46 counts: the 115,389th value is the first
+  // of the 12 slow ones (rounding to nearest: the fast ones' 1 µs).
+  Histogram tail;
+  for (int i = 0; i < 115'388; ++i) tail.record(1000);
+  for (int i = 0; i < 12; ++i) tail.record(2000);
+  ASSERT_EQ(tail.total(), 115'400u);
+  EXPECT_EQ(tail.value_at_percentile(99.99), 2000u);
+  EXPECT_EQ(tail.value_at_percentile(99.98), 1000u) << "115,376.92 counts: still a fast one";
+}
+
+TEST(Histogram, a_whole_count_is_not_rounded_up_by_floating_point_noise) {
+  // 1.1 * 3000 / 100 comes out as 33.00000000000001 in doubles; with the
+  // percentile one ulp lower it is 32.99999999999999, and its ceiling 33.
+  EXPECT_EQ(one_of_each(3000).value_at_percentile(1.1), 33u);
+  // 99.9 / 100 * 1000 comes out as 999.0000000000001; 99.9 one ulp lower,
+  // in either order, is 998.9999999999999, and its ceiling 999.
+  EXPECT_EQ(one_of_each(1000).value_at_percentile(99.9), 999u);
+  // Whole products stay whole: 90% of 10 is the 9th value, 100% the last,
+  // 0% the first (at least one count).
+  EXPECT_EQ(one_of_each(10).value_at_percentile(90), 9u);
+  EXPECT_EQ(one_of_each(10).value_at_percentile(100), 10u);
+  EXPECT_EQ(one_of_each(10).value_at_percentile(0), 1u);
+}
+
 TEST(Histogram, merged_histograms_equal_one_fed_all_values) {
   std::mt19937_64 random(42);
   std::lognormal_distribution<double> latency(11.0, 1.5);  // around 60 µs with a long tail
