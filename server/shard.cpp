@@ -989,7 +989,10 @@ void Shard::check_timeouts(Connection& conn) {
     }
     return;
   }
-  if (now_ms_ - conn.last_activity_ms >= options_.idle_timeout_ms) {
+  // Idle means nothing to do either way: a connection with output unsent
+  // (a slow reader of a long response) is the send timeout's to judge.
+  const bool output_pending = conn.send_inflight || !conn.out.empty();
+  if (!output_pending && now_ms_ - conn.last_activity_ms >= options_.idle_timeout_ms) {
     counters_.timeouts_idle.add();
     abort(conn);
   }
