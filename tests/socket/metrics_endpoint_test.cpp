@@ -36,8 +36,8 @@ constexpr int metrics_default_timeout_ms = 5000;
 
 class MetricsEndpoint : public testing::Test {
  protected:
-  ServerProcess server{
-      {"--shards", "2", "--metrics-address", "127.0.0.1:0", "--metrics-timeout-ms", std::to_string(metrics_timeout_ms)}};
+  ServerProcess server{{"--shards", "2", "--metrics-address", "127.0.0.1:0", "--metrics-timeout-ms",
+                        std::to_string(metrics_timeout_ms)}};
 
   std::uint16_t metrics_port() const {
     if (!server.metrics_port()) throw std::runtime_error("no metrics= in \"" + server.startup_line() + "\"");

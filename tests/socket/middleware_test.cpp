@@ -173,8 +173,7 @@ TEST(RateLimit, answers_429_after_its_budget) {
     EXPECT_FALSE(r.header("Retry-After"));
   }
   const Response refused = round_trip(connection, get("/mw/ping"));
-  const auto elapsed_s =
-      std::chrono::ceil<std::chrono::seconds>(std::chrono::steady_clock::now() - start).count();
+  const auto elapsed_s = std::chrono::ceil<std::chrono::seconds>(std::chrono::steady_clock::now() - start).count();
   EXPECT_EQ(refused.status, 429);
   EXPECT_EQ(refused.header("RateLimit-Remaining"), "0");
   const std::int64_t retry_after = std::stoll(refused.header("Retry-After").value_or("0"));
@@ -196,8 +195,7 @@ TEST(RateLimit, answers_429_after_its_budget) {
 TEST(RateLimit, serves_again_after_the_refill) {
   constexpr int window_s = 3;
   constexpr int attempts_max = 100;
-  ServerProcess server(
-      {"--shards", "1", "--rate-limit", "1", "--rate-window-ms", std::to_string(window_s * 1000)});
+  ServerProcess server({"--shards", "1", "--rate-limit", "1", "--rate-window-ms", std::to_string(window_s * 1000)});
   Connection connection(server.port());
   int refusals = 0;
   for (int i = 0; i < attempts_max && refusals == 0; ++i) {

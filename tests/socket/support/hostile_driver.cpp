@@ -534,7 +534,7 @@ class Client {
   Clock::time_point read_stopped_until_{};
   Clock::time_point last_progress_;
   Clock::time_point last_sent_at_;  // the last byte sent (or the connect)
-  std::uint64_t sent_ = 0;              // bytes of script_.stream sent
+  std::uint64_t sent_ = 0;          // bytes of script_.stream sent
   // When requests [0, begun_) had their first byte sent, and requests
   // [0, headed_) their header section's last byte.
   std::vector<Clock::time_point> begun_at_;
@@ -547,9 +547,9 @@ class Client {
   std::size_t next_ = no_request;          // the request whose final response comes next
   std::size_t continue_for_ = no_request;  // the request whose 100 Continue arrived last
   std::uint64_t finals_ = 0;
-  std::uint64_t answered_end_ = 0;  // the end of the last request whose final response arrived
+  std::uint64_t answered_end_ = 0;         // the end of the last request whose final response arrived
   std::uint64_t head_408_body_bytes_ = 0;  // a slow-header 408 to a HEAD request: its body, left unread
-  bool closed_expected_ = false;  // a response that closes the connection has arrived
+  bool closed_expected_ = false;           // a response that closes the connection has arrived
   bool half_closed_ = false;
   bool eof_ = false;
   bool clean_end_ = false;  // finished as the model says (every answer in)
@@ -598,8 +598,8 @@ std::string Tally::summary() const {
   out += ", " + std::to_string(resets) + " resets, " + std::to_string(half_closes) + " half-closes, " +
          std::to_string(server_closes) + " closes by the server (" + std::to_string(idle_timeouts) +
          " idle timeouts, " + std::to_string(late_idle_timeouts) + " of them while the driver was late), " +
-         std::to_string(slow_header_timeouts) + " 408s to header sections sent slowly, " +
-         std::to_string(bytes_sent) + " bytes sent, " + std::to_string(bytes_received) + " received";
+         std::to_string(slow_header_timeouts) + " 408s to header sections sent slowly, " + std::to_string(bytes_sent) +
+         " bytes sent, " + std::to_string(bytes_received) + " received";
   return out;
 }
 
