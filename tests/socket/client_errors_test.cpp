@@ -7,33 +7,25 @@
 #include <simdjson.h>
 
 #include <arpa/inet.h>
-#include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
-#include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "support/background_client.hpp"
 #include "support/canned_server.hpp"
-#include "support/child_environment.hpp"
 #include "support/client_process.hpp"
 #include "support/eventually.hpp"
 #include "support/metrics.hpp"
 #include "support/server_process.hpp"
-
-extern char** environ;
 
 namespace socket_test {
 namespace {
@@ -174,56 +166,6 @@ TEST(ClientErrors, interim_1xx_responses_are_skipped_not_counted) {
   EXPECT_EQ(report_number(run.out, "/requests"), 20u) << run.out;
   EXPECT_EQ(report_number(run.out, "/errors_total"), 0u) << run.out;
 }
-
-// The client started in the background, its output in files, so a test can
-// signal it mid-run.
-class BackgroundClient {
- public:
-  explicit BackgroundClient(std::vector<std::string> args) {
-    dir_ = std::filesystem::temp_directory_path() / ("client_errors_" + std::to_string(::getpid()));
-    std::filesystem::create_directories(dir_);
-    args.insert(args.begin(), client_path());
-    std::vector<std::string> env = environment_with({});
-    std::vector<char*> argv = pointers_to(args);
-    std::vector<char*> envp = pointers_to(env);
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, 1, (dir_ / "out").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    posix_spawn_file_actions_addopen(&actions, 2, (dir_ / "err").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    const int rc = ::posix_spawn(&pid_, argv[0], &actions, nullptr, argv.data(), envp.data());
-    posix_spawn_file_actions_destroy(&actions);
-    if (rc != 0) throw std::runtime_error("posix_spawn of the client failed");
-  }
-  ~BackgroundClient() {
-    if (pid_ > 0) {
-      ::kill(pid_, SIGKILL);
-      ::waitpid(pid_, nullptr, 0);
-    }
-    std::filesystem::remove_all(dir_);
-  }
-  BackgroundClient(const BackgroundClient&) = delete;
-  BackgroundClient& operator=(const BackgroundClient&) = delete;
-
-  void signal(int sig) const { ::kill(pid_, sig); }
-  // Waits (bounded) for the exit; -1 when it did not exit in time.
-  int wait() {
-    int status = 0;
-    const bool exited = eventually([&] { return ::waitpid(pid_, &status, WNOHANG) == pid_; }, std::chrono::seconds(30));
-    if (!exited) return -1;
-    pid_ = -1;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  }
-  std::string out() const { return read(dir_ / "out"); }
-  std::string err() const { return read(dir_ / "err"); }
-
- private:
-  static std::string read(const std::filesystem::path& path) {
-    std::ifstream in(path);
-    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-  }
-  std::filesystem::path dir_;
-  pid_t pid_ = -1;
-};
 
 std::string url(const ServerProcess& server) { return "http://127.0.0.1:" + std::to_string(server.port()) + "/plaintext"; }
 
