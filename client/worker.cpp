@@ -15,6 +15,7 @@
 #include "client/clock.hpp"
 #include "core/net/cpu.hpp"
 #include "core/uring/compat.hpp"
+#include "core/uring/errno_class.hpp"
 #include "core/uring/user_data.hpp"
 
 namespace ringhttp::client {
@@ -271,6 +272,9 @@ void Worker::on_connect(Connection& conn, std::int32_t res) {
   --conn.inflight;
   if (conn.state != ConnState::connecting) return maybe_release(conn);
   if (res < 0) {
+    // Refused, unreachable, or out of ports or descriptors: a connect error,
+    // retried; a connect we built wrongly is a bug.
+    assert(uring::classify(res) != uring::ErrnoClass::bug && "a connect was refused as invalid");
     conn.connect_failed = true;
     if (++connect_failures_in_a_row_ >= connect_failures_in_a_row_max && gave_up_.empty()) {
       gave_up_ = std::to_string(connect_failures_in_a_row_) +
@@ -331,8 +335,17 @@ void Worker::on_recv(Connection& conn, std::int32_t res, std::uint32_t flags) {
       mark_dirty(conn);
     }
     conn.rearm_recv = !conn.recv_armed;
-  } else if (res != -ECANCELED) {
-    if (conn.state == ConnState::open) fail(conn, ErrorClass::read);
+  } else {
+    switch (uring::classify(res)) {
+      case uring::ErrnoClass::cancelled: break;
+      case uring::ErrnoClass::retry:
+        conn.rearm_recv = !conn.recv_armed;
+        mark_dirty(conn);
+        break;
+      case uring::ErrnoClass::bug: assert(!"a receive was refused as invalid"); [[fallthrough]];
+      default:
+        if (conn.state == ConnState::open) fail(conn, ErrorClass::read);
+    }
   }
   maybe_release(conn);
 }
@@ -434,7 +447,10 @@ void Worker::on_send(Connection& conn, std::int32_t res) {
   conn.send_inflight = false;
   --conn.inflight;
   if (conn.state != ConnState::open) return maybe_release(conn);
-  if (res < 0) return fail(conn, ErrorClass::write);
+  if (res < 0) {
+    assert(uring::classify(res) != uring::ErrnoClass::bug && "a send was refused as invalid");
+    return fail(conn, ErrorClass::write);
+  }
   conn.send_offset += std::uint32_t(res);
   // A short send resumes at the next unsent byte; only one send is ever in
   // flight per connection, so bytes cannot be reordered.

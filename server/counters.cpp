@@ -73,6 +73,8 @@ void render_metrics(std::span<const ShardCounters* const> shards, std::string& o
   w.family("ringhttp_accept_errors_total", "counter", "Accepts that failed or were refused, by cause.");
   w.sample("ringhttp_accept_errors_total", "kind", "fd_limit",
            sum(shards, [](const ShardCounters& c) -> const metrics::Counter& { return c.accept_errors_fd_limit; }));
+  w.sample("ringhttp_accept_errors_total", "kind", "memory",
+           sum(shards, [](const ShardCounters& c) -> const metrics::Counter& { return c.accept_errors_memory; }));
   w.sample("ringhttp_accept_errors_total", "kind", "table_full",
            sum(shards, [](const ShardCounters& c) -> const metrics::Counter& { return c.accept_errors_table_full; }));
   w.sample("ringhttp_accept_errors_total", "kind", "other",

@@ -67,6 +67,7 @@ struct ShardCounters {
   Counter timeouts_send;
   Counter connections_reclaimed;
   Counter accept_errors_fd_limit;
+  Counter accept_errors_memory;  // -ENOMEM / -ENOBUFS: backed off like fd_limit
   Counter accept_errors_table_full;
   Counter accept_errors_other;
   Counter recv_no_buffers;

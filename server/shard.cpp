@@ -15,6 +15,7 @@
 
 #include "core/net/cpu.hpp"
 #include "core/uring/compat.hpp"
+#include "core/uring/errno_class.hpp"
 #include "core/uring/user_data.hpp"
 #include "server/heads.hpp"
 #include "server/send_batch.hpp"
@@ -266,18 +267,28 @@ void Shard::on_accept(std::int32_t res, std::uint32_t flags) {
     } else {
       open_connection(res);
     }
-  } else if (res == -EMFILE || res == -ENFILE) {
-    // Out of descriptors: existing connections go on being served; accepting
-    // resumes on a later tick, when a close may have freed one.
-    counters_.accept_errors_fd_limit.add();
-    accept_backoff_until_ms_ = now_ms_ + accept_backoff_ms;
-    if (still_armed) {
-      io_uring_sqe* sqe = ring_.sqe();
-      io_uring_prep_cancel64(sqe, uring::encode({Op::accept, shard_slot, 0}), 0);
-      sqe->user_data = uring::encode({Op::cancel, shard_slot, 0});
+  } else {
+    switch (uring::classify(res)) {
+      case uring::ErrnoClass::exhausted:
+        // Out of descriptors or memory: existing connections go on being
+        // served; accepting resumes on a later tick, when a close may have
+        // freed some.
+        if (res == -EMFILE || res == -ENFILE) {
+          counters_.accept_errors_fd_limit.add();
+        } else {
+          counters_.accept_errors_memory.add();
+        }
+        accept_backoff_until_ms_ = now_ms_ + accept_backoff_ms;
+        if (still_armed) {
+          io_uring_sqe* sqe = ring_.sqe();
+          io_uring_prep_cancel64(sqe, uring::encode({Op::accept, shard_slot, 0}), 0);
+          sqe->user_data = uring::encode({Op::cancel, shard_slot, 0});
+        }
+        break;
+      case uring::ErrnoClass::cancelled: break;
+      case uring::ErrnoClass::bug: assert(!"accept on the listener was refused as invalid"); [[fallthrough]];
+      default: counters_.accept_errors_other.add();  // a peer that reset before we took it, ...
     }
-  } else if (res != -ECANCELED) {
-    counters_.accept_errors_other.add();
   }
   if (!accept_armed_ && !stopping_ && now_ms_ >= accept_backoff_until_ms_) arm_accept();
 }
@@ -489,8 +500,16 @@ void Shard::on_recv(Connection& conn, std::int32_t res, std::uint32_t flags) {
       mark_dirty(conn);
     }
     conn.rearm_recv = !conn.recv_armed;
-  } else if (res != -ECANCELED) {
-    abort(conn);  // ECONNRESET and friends: the peer is gone
+  } else {
+    switch (uring::classify(res)) {
+      case uring::ErrnoClass::cancelled: break;  // ours: input paused, or the connection closing
+      case uring::ErrnoClass::retry:
+        conn.rearm_recv = !conn.recv_armed;
+        mark_dirty(conn);
+        break;
+      case uring::ErrnoClass::bug: assert(!"a receive was refused as invalid"); [[fallthrough]];
+      default: abort(conn);  // ECONNRESET and friends: the peer is gone
+    }
   }
   const bool want_input = conn.state == ConnState::lingering ||
                           (conn.state == ConnState::open && !conn.input_paused && !conn.peer_eof) ||
@@ -784,7 +803,10 @@ void Shard::on_send(Connection& conn, std::int32_t res, std::uint32_t flags) {
     ++conn.inflight;
   }
   if (res < 0) {
-    abort(conn);  // EPIPE, ECONNRESET, or our own cancel: the peer is gone
+    // EPIPE, ECONNRESET, ... (the peer is gone), or our own cancel; a send we
+    // built wrongly is a bug, never taken for a peer that left.
+    assert(uring::classify(res) != uring::ErrnoClass::bug && "a send was refused as invalid");
+    abort(conn);
     maybe_release(conn);
     return;
   }
@@ -905,7 +927,11 @@ void Shard::maybe_finish_drain(Connection& conn) {
 void Shard::on_shutdown(Connection& conn, std::int32_t res) {
   assert(conn.inflight > 0);
   --conn.inflight;
-  if (res < 0) abort(conn);
+  if (res < 0) {
+    // ENOTCONN: the peer reset first. Nothing else is expected.
+    assert(uring::classify(res) != uring::ErrnoClass::bug && "shutdown was refused as invalid");
+    abort(conn);
+  }
   maybe_release(conn);
 }
 

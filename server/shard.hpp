@@ -40,7 +40,7 @@ class Shard {
   static constexpr std::uint32_t recv_buffer_bytes = 4096;
   static constexpr std::uint32_t tick_ms = 100;            // timeouts and Date refresh
   static constexpr std::uint32_t linger_ms = 1000;         // after our FIN, wait this long for the peer's
-  static constexpr std::uint32_t accept_backoff_ms = 100;  // after EMFILE/ENFILE
+  static constexpr std::uint32_t accept_backoff_ms = 100;  // after running out of descriptors or memory
   static constexpr std::uint8_t enobufs_in_a_row_max = 8;  // then wait for the tick
   // Receive buffers all paused connections together may hold: the other
   // half of the pool stays for connections that are being served, however
