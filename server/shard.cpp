@@ -201,10 +201,7 @@ void Shard::after_batch() {
     if (conn.state == ConnState::free) continue;
     // A paused connection is re-armed when it resumes (resume_input), not
     // here: a receive armed while paused would fill its held share.
-    if (conn.rearm_recv && !conn.recv_armed && !conn.input_paused && conn.state != ConnState::closing) {
-      conn.rearm_recv = false;
-      arm_recv(conn);
-    }
+    if (conn.rearm_recv && wants_receive(conn)) arm_recv(conn);
     flush(conn);
     maybe_finish_drain(conn);
   }
@@ -315,10 +312,7 @@ void Shard::on_tick() {
     }
     // A paused connection is re-armed when it resumes (resume_input), not
     // here: a receive armed while paused would fill its held share.
-    if (conn.rearm_recv && !conn.recv_armed && !conn.input_paused && conn.state != ConnState::closing) {
-      conn.rearm_recv = false;
-      arm_recv(conn);
-    }
+    if (conn.rearm_recv && wants_receive(conn)) arm_recv(conn);
     check_timeouts(conn);
   }
   arm_tick();
@@ -417,11 +411,28 @@ void Shard::open_connection(int fd) {
   conn.held_buffers = 0;
   ++open_count_;
   counters_.connections_accepted.add();
+  assert(wants_receive(conn));
   arm_recv(conn);
 }
 
+// The one answer to "should a receive be armed now?": while the connection
+// is open and its input not paused, and while it drains or lingers (what
+// arrives then is read and discarded); never after the peer's FIN, and one
+// receive at a time. A pending re-arm (-ENOBUFS) is the caller's to weigh.
+bool Shard::wants_receive(const Connection& conn) const {
+  if (conn.recv_armed || conn.peer_eof) return false;
+  switch (conn.state) {
+    case ConnState::open: return !conn.input_paused;
+    case ConnState::draining:
+    case ConnState::lingering: return true;
+    case ConnState::free:
+    case ConnState::closing: return false;
+  }
+  return false;
+}
+
 void Shard::arm_recv(Connection& conn) {
-  assert(!conn.recv_armed);
+  assert(wants_receive(conn));
   assert(conn.state != ConnState::closing && conn.state != ConnState::free);
   io_uring_sqe* sqe = ring_.sqe();
   conn.recv_multishot = buffers_.prep_recv(sqe, conn.fd, conn.slot, !conn.single_shot);
@@ -511,15 +522,10 @@ void Shard::on_recv(Connection& conn, std::int32_t res, std::uint32_t flags) {
       default: abort(conn);  // ECONNRESET and friends: the peer is gone
     }
   }
-  const bool want_input = conn.state == ConnState::lingering ||
-                          (conn.state == ConnState::open && !conn.input_paused && !conn.peer_eof) ||
-                          conn.state == ConnState::draining;
   // Re-arm a receive that ended: a single-shot one after data, and a
   // multishot one cancelled to pause input if input has since resumed.
   const bool ended_normally = res > 0 || res == -ECANCELED;
-  if (ended_normally && want_input && !conn.recv_armed && !conn.rearm_recv && conn.state != ConnState::closing) {
-    arm_recv(conn);
-  }
+  if (ended_normally && !conn.rearm_recv && wants_receive(conn)) arm_recv(conn);
   maybe_release(conn);
 }
 
@@ -643,7 +649,7 @@ void Shard::resume_input(Connection& conn) {
     // Everything the peer sent before its FIN has been read: answer, close.
     begin_drain(conn);
     mark_dirty(conn);
-  } else if (!conn.recv_armed) {
+  } else if (wants_receive(conn)) {
     arm_recv(conn);
   }
 }
@@ -921,7 +927,7 @@ void Shard::maybe_finish_drain(Connection& conn) {
   io_uring_prep_shutdown(sqe, conn.fd, SHUT_WR);
   sqe->user_data = tag(Op::shutdown, conn);
   ++conn.inflight;
-  if (!conn.recv_armed && !conn.rearm_recv) arm_recv(conn);
+  if (!conn.rearm_recv && wants_receive(conn)) arm_recv(conn);
 }
 
 void Shard::on_shutdown(Connection& conn, std::int32_t res) {
