@@ -16,6 +16,7 @@
 #include <string>
 
 #include "core/http/request_parser.hpp"
+#include "server/held_input.hpp"
 #include "server/middleware/client_key.hpp"
 #include "server/response.hpp"
 
@@ -112,9 +113,7 @@ struct Connection final : http::RequestEvents {
   std::uint32_t written_responses = 0;         // at the front of `out`: written, not yet released
   std::uint32_t zc_notifications_pending = 0;  // zero-copy sends whose result came but not their notification
 
-  std::array<InputChunk, held_chunks_max> held{};
-  std::uint32_t held_head = 0;
-  std::uint32_t held_count = 0;
+  HeldInput<InputChunk, held_chunks_max> held;
   std::uint8_t held_buffers = 0;  // held chunks that are provided buffers
 
   std::string metrics_text;  // grown on first /metrics, reused after

@@ -407,7 +407,7 @@ void Shard::open_connection(int fd) {
   conn.requests_done = 0;
   conn.parser.reset(limits_, &conn);
   conn.out.clear();
-  conn.held_head = conn.held_count = 0;
+  conn.held.clear();
   conn.held_buffers = 0;
   ++open_count_;
   counters_.connections_accepted.add();
@@ -582,7 +582,7 @@ void Shard::hold(Connection& conn, InputChunk chunk, bool at_front) {
   // blocks hold, or 64 chunks, the connection is closed.
   const bool over_share = conn.held_buffers >= Connection::held_buffers_max || held_buffers_ >= held_buffers_shard_max;
   const bool fits =
-      conn.held_count < Connection::held_chunks_max && (!is_provided(chunk) || !over_share || spill(chunk));
+      !conn.held.full() && (!is_provided(chunk) || !over_share || spill(chunk));
   if (!fits) {
     counters_.input_overflow.add();
     release_chunk(chunk);
@@ -590,12 +590,10 @@ void Shard::hold(Connection& conn, InputChunk chunk, bool at_front) {
     return;
   }
   if (at_front) {
-    conn.held_head = (conn.held_head + Connection::held_chunks_max - 1) % Connection::held_chunks_max;
-    conn.held[conn.held_head] = chunk;
+    conn.held.push_front(chunk);
   } else {
-    conn.held[(conn.held_head + conn.held_count) % Connection::held_chunks_max] = chunk;
+    conn.held.push_back(chunk);
   }
-  ++conn.held_count;
   if (is_provided(chunk)) {
     ++conn.held_buffers;
     ++held_buffers_;
@@ -604,10 +602,7 @@ void Shard::hold(Connection& conn, InputChunk chunk, bool at_front) {
 }
 
 InputChunk Shard::unhold(Connection& conn) {
-  assert(conn.held_count > 0);
-  const InputChunk chunk = conn.held[conn.held_head];
-  conn.held_head = (conn.held_head + 1) % Connection::held_chunks_max;
-  --conn.held_count;
+  const InputChunk chunk = conn.held.pop_front();
   if (chunk.buffer_id != uring::ReceiveBuffers::own_buffer && chunk.buffer_id < spill_id_base) {
     assert(conn.held_buffers > 0 && held_buffers_ > 0);
     --conn.held_buffers;
@@ -618,7 +613,7 @@ InputChunk Shard::unhold(Connection& conn) {
 }
 
 void Shard::drop_held(Connection& conn) {
-  while (conn.held_count > 0) release_chunk(unhold(conn));
+  while (!conn.held.empty()) release_chunk(unhold(conn));
 }
 
 void Shard::pause_input(Connection& conn) {
@@ -643,7 +638,7 @@ bool Shard::can_take_more(const Connection& conn) const {
 void Shard::resume_input(Connection& conn) {
   assert(conn.input_paused);
   conn.input_paused = false;
-  while (conn.held_count > 0 && !conn.input_paused && conn.state == ConnState::open) consume(conn, unhold(conn));
+  while (!conn.held.empty() && !conn.input_paused && conn.state == ConnState::open) consume(conn, unhold(conn));
   if (conn.state != ConnState::open || conn.input_paused) return;
   if (conn.peer_eof) {
     // Everything the peer sent before its FIN has been read: answer, close.
@@ -822,19 +817,7 @@ void Shard::on_send(Connection& conn, std::int32_t res, std::uint32_t flags) {
   if (std::uint64_t(res) < conn.send_bytes_left) {
     // Short write: resume from exactly the next unsent byte.
     counters_.sends_short.add();
-    std::size_t left = std::size_t(res);
-    while (left > 0) {
-      iovec& first = conn.msg.msg_iov[0];
-      if (left >= first.iov_len) {
-        left -= first.iov_len;
-        ++conn.msg.msg_iov;
-        --conn.msg.msg_iovlen;
-      } else {
-        first.iov_base = static_cast<char*>(first.iov_base) + left;
-        first.iov_len -= left;
-        left = 0;
-      }
-    }
+    advance_iovecs(conn.msg, std::size_t(res));
     conn.send_bytes_left -= std::uint64_t(res);
     // A zero-copy resumption may go before the earlier part's notification:
     // it reads the same, unchanged bytes, and the cursor moved only within
@@ -1038,7 +1021,7 @@ bool Shard::reclaim_idle() {
   for (std::uint32_t i = 0; i < constructed_; ++i) {
     Connection& c = table_[i];
     const bool idle = c.state == ConnState::open && !c.parser.in_message() && c.out.empty() && !c.send_inflight &&
-                      c.held_count == 0;
+                      c.held.empty();
     if (idle && (oldest == nullptr || c.last_activity_ms < oldest->last_activity_ms)) oldest = &c;
   }
   if (oldest == nullptr) return false;

@@ -164,5 +164,46 @@ TEST(SendBatch, middleware_headers_go_between_date_and_framing_in_the_same_batch
   EXPECT_EQ(b.bytes(), first + second);
 }
 
+// advance_iovecs: a short write resumes at exactly the next unsent byte,
+// whatever iovec boundary it fell on or inside.
+std::string unsent(const msghdr& msg) {
+  std::string out;
+  for (std::size_t i = 0; i < msg.msg_iovlen; ++i) {
+    out.append(static_cast<const char*>(msg.msg_iov[i].iov_base), msg.msg_iov[i].iov_len);
+  }
+  return out;
+}
+
+TEST(AdvanceIovecs, every_short_write_leaves_exactly_the_rest) {
+  const std::string parts[] = {"HTTP/1.1 200 OK\r\n", "", "Date: x\r\n", "Content-Length: 13\r\n\r\n", "Hello, World!"};
+  std::string whole;
+  for (const auto& p : parts) whole += p;
+  for (std::size_t written = 0; written < whole.size(); ++written) {
+    std::array<iovec, 5> iov{};
+    for (std::size_t i = 0; i < iov.size(); ++i) iov[i] = {const_cast<char*>(parts[i].data()), parts[i].size()};
+    msghdr msg{};
+    msg.msg_iov = iov.data();
+    msg.msg_iovlen = iov.size();
+    advance_iovecs(msg, written);
+    EXPECT_EQ(unsent(msg), whole.substr(written)) << "after " << written << " bytes";
+  }
+}
+
+TEST(AdvanceIovecs, successive_short_writes_add_up) {
+  const std::string a = "abcdef";
+  const std::string b = "ghij";
+  std::array<iovec, 2> iov{{{const_cast<char*>(a.data()), a.size()}, {const_cast<char*>(b.data()), b.size()}}};
+  msghdr msg{};
+  msg.msg_iov = iov.data();
+  msg.msg_iovlen = iov.size();
+  advance_iovecs(msg, 2);
+  EXPECT_EQ(unsent(msg), "cdefghij");
+  advance_iovecs(msg, 4);  // ends exactly at the boundary
+  EXPECT_EQ(unsent(msg), "ghij");
+  EXPECT_EQ(msg.msg_iovlen, 1u);
+  advance_iovecs(msg, 3);
+  EXPECT_EQ(unsent(msg), "j");
+}
+
 }  // namespace
 }  // namespace ringhttp::server
