@@ -11,6 +11,7 @@
 
 #include "client/pacing.hpp"
 #include "core/http/response_parser.hpp"
+#include "core/uring/slot_table.hpp"
 
 namespace ringhttp::client {
 
@@ -30,7 +31,7 @@ struct Connection final : http::ResponseEvents {
   std::uint32_t global_index = 0;  // among all workers' connections: the rate model's phase
   int fd = -1;
   ConnState state = ConnState::idle;
-  std::uint16_t inflight = 0;  // operations whose last completion has not arrived
+  uring::InFlight inflight;  // operations whose last completion has not arrived
   bool recv_armed = false;
   bool send_inflight = false;
   bool rearm_recv = false;      // re-arm the receive after this batch (-ENOBUFS)

@@ -39,7 +39,7 @@ Worker::Worker(const Options& options, const RequestBytes& request, const uring:
 
 Worker::~Worker() {
   if (thread_.joinable()) thread_.join();
-  for (std::uint32_t i = 0; table_ != nullptr && i < plan_.connections; ++i) {
+  for (std::uint32_t i = 0; i < table_.constructed(); ++i) {
     if (table_[i].fd >= 0) ::close(table_[i].fd);
   }
 }
@@ -80,7 +80,10 @@ bool Worker::setup() {
   parser_config_.expected_body = options_.expect_body;
   parser_config_.check_body = options_.check_body;
   parser_config_.head_request = request_.head_request();
-  table_ = std::make_unique<Connection[]>(plan_.connections);
+  if (std::string e = table_.init(plan_.connections); !e.empty()) {
+    error_ = std::move(e);
+    return false;
+  }
   dirty_.reserve(plan_.connections);
   now_ns_ = monotonic_ns();
   next_tick_ns_ = now_ns_ + tick_ns;
@@ -94,9 +97,10 @@ bool Worker::setup() {
     }
   }
   for (std::uint32_t i = 0; i < plan_.connections; ++i) {
-    Connection& conn = table_[i];
+    // Every slot is taken at once and kept: a reconnect renews it in place.
+    Connection& conn = *table_.acquire();
+    assert(conn.slot == i);
     conn.worker = this;
-    conn.slot = i;
     conn.global_index = plan_.first_global_connection + i;
     if (options_.rate > 0)
       conn.pacing = Pacing(timeline_.start_ns, options_.rate, options_.connections, conn.global_index);
@@ -142,22 +146,21 @@ std::uint64_t Worker::wait_ns() const {
 
 void Worker::dispatch(const uring::Completion& c) {
   const uring::Tag t = uring::decode(c.user_data);
-  assert(t.slot < plan_.connections);
-  Connection& conn = table_[t.slot];
+  Connection* found = table_.find(t);
   // Impossible while sockets close only at zero in-flight operations; a
   // stale buffer still goes back so that the pool cannot leak.
-  assert(conn.generation == t.generation);
-  if (conn.generation != t.generation) {
+  assert(found != nullptr && "a completion for an earlier socket of the slot");
+  if (found == nullptr) {
     if (t.op == Op::recv) buffers_.give_back_flags(c.flags);
     return;
   }
+  Connection& conn = *found;
   switch (t.op) {
     case Op::connect: return on_connect(conn, c.res);
     case Op::recv: return on_recv(conn, c.res, c.flags);
     case Op::send: return on_send(conn, c.res);
     case Op::cancel:
-      assert(conn.inflight > 0);
-      --conn.inflight;
+      conn.inflight.done();
       return maybe_release(conn);
     default: break;
   }
@@ -253,7 +256,7 @@ void Worker::connect(Connection& conn) {
   }
   const int one = 1;
   ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-  ++conn.generation;
+  table_.renew(conn);
   conn.fd = fd;
   conn.state = ConnState::connecting;
   conn.deadline_ns = now_ns_ + options_.timeout_ns;
@@ -264,12 +267,11 @@ void Worker::connect(Connection& conn) {
   io_uring_sqe* sqe = ring_.sqe();
   io_uring_prep_connect(sqe, fd, address.get(), address.length);
   sqe->user_data = tag(Op::connect, conn);
-  ++conn.inflight;
+  conn.inflight.add();
 }
 
 void Worker::on_connect(Connection& conn, std::int32_t res) {
-  assert(conn.inflight > 0);
-  --conn.inflight;
+  conn.inflight.done();
   if (conn.state != ConnState::connecting) return maybe_release(conn);
   if (res < 0) {
     // Refused, unreachable, or out of ports or descriptors: a connect error,
@@ -307,14 +309,13 @@ void Worker::arm_recv(Connection& conn) {
   buffers_.prep_recv(sqe, conn.fd, conn.slot);
   sqe->user_data = tag(Op::recv, conn);
   conn.recv_armed = true;
-  ++conn.inflight;
+  conn.inflight.add();
 }
 
 void Worker::on_recv(Connection& conn, std::int32_t res, std::uint32_t flags) {
   if ((flags & IORING_CQE_F_MORE) == 0) {
     conn.recv_armed = false;
-    assert(conn.inflight > 0);
-    --conn.inflight;
+    conn.inflight.done();
   }
   if (res > 0) {
     conn.enobufs_in_a_row = 0;
@@ -438,14 +439,13 @@ void Worker::submit_send(Connection& conn) {
                      MSG_NOSIGNAL);
   sqe->user_data = tag(Op::send, conn);
   conn.send_inflight = true;
-  ++conn.inflight;
+  conn.inflight.add();
 }
 
 void Worker::on_send(Connection& conn, std::int32_t res) {
   assert(conn.send_inflight);
-  assert(conn.inflight > 0);
   conn.send_inflight = false;
-  --conn.inflight;
+  conn.inflight.done();
   if (conn.state != ConnState::open) return maybe_release(conn);
   if (res < 0) {
     assert(uring::classify(res) != uring::ErrnoClass::bug && "a send was refused as invalid");
@@ -473,7 +473,7 @@ void Worker::cancel_op(Connection& conn, Op op) {
   io_uring_sqe* sqe = ring_.sqe();
   io_uring_prep_cancel64(sqe, tag(op, conn), 0);
   sqe->user_data = tag(Op::cancel, conn);
-  ++conn.inflight;
+  conn.inflight.add();
 }
 
 void Worker::abort(Connection& conn) {
@@ -488,7 +488,7 @@ void Worker::abort(Connection& conn) {
 }
 
 void Worker::maybe_release(Connection& conn) {
-  if (conn.state != ConnState::closing || conn.inflight > 0) return;
+  if (conn.state != ConnState::closing || !conn.inflight.none()) return;
   ::close(conn.fd);
   conn.fd = -1;
   conn.state = ConnState::idle;

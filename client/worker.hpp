@@ -117,7 +117,7 @@ class Worker {
 
   uring::Ring ring_;
   uring::ReceiveBuffers buffers_;
-  std::unique_ptr<Connection[]> table_;
+  uring::SlotTable<Connection> table_;  // every slot acquired at start, renewed per socket
   std::vector<std::uint32_t> dirty_;  // connections to look at after the batch
 
   std::uint64_t now_ns_ = 0;

@@ -16,6 +16,7 @@
 #include <string>
 
 #include "core/http/request_parser.hpp"
+#include "core/uring/slot_table.hpp"
 #include "server/held_input.hpp"
 #include "server/middleware/client_key.hpp"
 #include "server/response.hpp"
@@ -77,7 +78,7 @@ struct Connection final : http::RequestEvents {
   ConnState state = ConnState::free;
   // Completions still to come: operations in flight, and the notification
   // of each zero-copy send whose result has arrived but not its notification.
-  std::uint32_t inflight = 0;
+  uring::InFlight inflight;
   bool recv_armed = false;
   bool recv_multishot = false;  // the armed receive is multishot
   // The connection has pipelined far enough ahead to pause its input once:

@@ -65,8 +65,6 @@ Shard::Shard(const Options& options, const AppConfig& app_config, const Cors& co
 
 Shard::~Shard() {
   if (thread_.joinable()) thread_.join();
-  for (std::uint32_t i = 0; i < constructed_; ++i) table_[i].~Connection();
-  if (table_ != nullptr) ::munmap(table_, table_bytes_);
   if (spill_ != nullptr) ::munmap(spill_, std::size_t(spill_blocks) * recv_buffer_bytes);
   if (wake_fd_ >= 0) ::close(wake_fd_);
   ::close(listen_fd_);
@@ -114,13 +112,10 @@ bool Shard::setup() {
   }
   // The table is reserved whole but only touched slot by slot, so resident
   // memory follows the connections really open.
-  table_bytes_ = std::size_t(options_.connections_max) * sizeof(Connection);
-  void* mem = ::mmap(nullptr, table_bytes_, PROT_READ | PROT_WRITE, MAP_ANONYMOUS | MAP_PRIVATE, -1, 0);
-  if (mem == MAP_FAILED) {
-    error_ = std::string("connection table: ") + std::strerror(errno);
+  if (std::string e = table_.init(options_.connections_max); !e.empty()) {
+    error_ = std::move(e);
     return false;
   }
-  table_ = static_cast<Connection*>(mem);
   void* spill = ::mmap(nullptr, std::size_t(spill_blocks) * recv_buffer_bytes, PROT_READ | PROT_WRITE,
                        MAP_ANONYMOUS | MAP_PRIVATE, -1, 0);
   if (spill == MAP_FAILED) {
@@ -130,7 +125,6 @@ bool Shard::setup() {
   spill_ = static_cast<char*>(spill);
   spill_free_.reserve(spill_blocks);
   for (std::uint32_t b = spill_blocks; b > 0; --b) spill_free_.push_back(b - 1);
-  free_slots_.reserve(options_.connections_max);
   dirty_.reserve(options_.connections_max);
   pending_fds_.reserve(pending_accepts_max);
   app_ = std::make_unique<App>(app_config_, cors_, counters_);
@@ -166,15 +160,15 @@ void Shard::dispatch(const uring::Completion& c) {
     assert(false && "unknown shard-level completion");
     return;
   }
-  assert(t.slot < constructed_);
-  Connection& conn = table_[t.slot];
-  if (conn.generation != t.generation || conn.state == ConnState::free) {
+  Connection* found = table_.find(t);
+  if (found == nullptr || found->state == ConnState::free) {
     // Cannot happen while slots are freed only at zero in-flight operations;
     // counted so a test can prove it stays zero, and a buffer is not leaked.
     counters_.stale_completions.add();
     if (t.op == Op::recv) buffers_.give_back_flags(c.flags);
     return;
   }
+  Connection& conn = *found;
   switch (t.op) {
     case Op::recv: return on_recv(conn, c.res, c.flags);
     case Op::send:
@@ -184,8 +178,7 @@ void Shard::dispatch(const uring::Completion& c) {
       return on_send(conn, c.res, c.flags);
     case Op::shutdown: return on_shutdown(conn, c.res);
     case Op::cancel:
-      assert(conn.inflight > 0);
-      --conn.inflight;
+      conn.inflight.done();
       return maybe_release(conn);
     default: break;
   }
@@ -213,7 +206,7 @@ void Shard::after_batch() {
 // reclaimed predecessors freed. Done here, between batches, never inside a
 // handler that may still hold a reference to the slot being freed.
 void Shard::open_pending() {
-  while (!pending_fds_.empty() && (!free_slots_.empty() || constructed_ < options_.connections_max)) {
+  while (!pending_fds_.empty() && !table_.full()) {
     const int fd = pending_fds_.front();
     pending_fds_.erase(pending_fds_.begin());
     open_connection(fd);
@@ -303,7 +296,7 @@ void Shard::on_tick() {
   sq_full_flushes_seen_ = flushes;
   if (!accept_armed_ && !stopping_ && now_ms_ >= accept_backoff_until_ms_) arm_accept();
   const bool past_stop_deadline = stopping_ && now_ms_ >= stop_deadline_ms_;
-  for (std::uint32_t i = 0; i < constructed_; ++i) {
+  for (std::uint32_t i = 0; i < table_.constructed(); ++i) {
     Connection& conn = table_[i];
     if (conn.state == ConnState::free) continue;
     if (past_stop_deadline) {
@@ -329,7 +322,7 @@ void Shard::begin_stop() {
   }
   for (const int fd : pending_fds_) ::close(fd);
   pending_fds_.clear();
-  for (std::uint32_t i = 0; i < constructed_; ++i) {
+  for (std::uint32_t i = 0; i < table_.constructed(); ++i) {
     Connection& conn = table_[i];
     if (conn.state != ConnState::open) continue;
     const bool idle = conn.out.empty() && !conn.send_inflight && !conn.parser.in_message();
@@ -347,24 +340,12 @@ void Shard::begin_stop() {
 // Connections: accept, receive, parse.
 
 Connection* Shard::allocate() {
-  std::uint32_t slot;
-  if (!free_slots_.empty()) {
-    slot = free_slots_.back();
-    free_slots_.pop_back();
-  } else if (constructed_ < options_.connections_max) {
-    slot = constructed_++;
-    // Default-initialized, not value-initialized: `Connection()` would zero
-    // the whole slot (40 KiB of queue bytes and buffers) and make every
-    // connection resident in full; only the fields need their values.
-    new (&table_[slot]) Connection;
-    table_[slot].slot = slot;
-    table_[slot].shard = this;
-  } else {
-    return nullptr;
-  }
-  Connection& conn = table_[slot];
+  Connection* slot = table_.acquire();  // with a new generation
+  if (slot == nullptr) return nullptr;
+  Connection& conn = *slot;
+  conn.shard = this;
   assert(conn.state == ConnState::free);
-  assert(conn.inflight == 0);
+  assert(conn.inflight.none());
   return &conn;
 }
 
@@ -385,7 +366,6 @@ void Shard::open_connection(int fd) {
   Connection& conn = *slot;
   const int one = 1;
   ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-  ++conn.generation;
   conn.fd = fd;
   // Multishot accept reports no address; one getpeername per connection
   // (not per request) gives the rate limiter its key.
@@ -393,7 +373,7 @@ void Shard::open_connection(int fd) {
   socklen_t peer_len = sizeof peer;
   conn.peer = ::getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &peer_len) == 0 ? client_key_of(peer) : ClientKey{};
   conn.state = ConnState::open;
-  assert(conn.inflight == 0 && conn.zc_notifications_pending == 0);
+  assert(conn.inflight.none() && conn.zc_notifications_pending == 0);
   conn.send_bytes_left = 0;
   conn.written_responses = 0;
   conn.recv_armed = conn.send_inflight = conn.input_paused = conn.peer_eof = false;
@@ -439,7 +419,7 @@ void Shard::arm_recv(Connection& conn) {
   sqe->user_data = tag(Op::recv, conn);
   conn.recv_armed = true;
   conn.rearm_recv = false;  // whatever asked for a re-arm is answered
-  ++conn.inflight;
+  conn.inflight.add();
 }
 
 void Shard::release_chunk(InputChunk chunk) {
@@ -470,8 +450,7 @@ bool Shard::spill(InputChunk& chunk) {
 void Shard::on_recv(Connection& conn, std::int32_t res, std::uint32_t flags) {
   if ((flags & IORING_CQE_F_MORE) == 0) {
     conn.recv_armed = false;
-    assert(conn.inflight > 0);
-    --conn.inflight;
+    conn.inflight.done();
   }
   if (res > 0) {
     counters_.bytes_received.add(std::uint64_t(res));
@@ -787,21 +766,20 @@ void Shard::submit_send(Connection& conn) {
   sqe->user_data = tag(Op::send, conn);
   conn.send_inflight = true;
   conn.send_progress_ms = now_ms_;  // a new batch, or the rest of a short write
-  ++conn.inflight;
+  conn.inflight.add();
   counters_.sends.add();
 }
 
 void Shard::on_send(Connection& conn, std::int32_t res, std::uint32_t flags) {
   assert(conn.send_inflight);
-  assert(conn.inflight > 0);
   conn.send_inflight = false;
-  --conn.inflight;
+  conn.inflight.done();
   if ((flags & IORING_CQE_F_MORE) != 0) {
     // A zero-copy send's notification is still to come, errors and cancels
     // included: it keeps the slot (and the batch's bytes) until it arrives.
     assert(send_.mode == SendMode::zc);
     ++conn.zc_notifications_pending;
-    ++conn.inflight;
+    conn.inflight.add();
   }
   if (res < 0) {
     // EPIPE, ECONNRESET, ... (the peer is gone), or our own cancel; a send we
@@ -833,9 +811,8 @@ void Shard::on_send(Connection& conn, std::int32_t res, std::uint32_t flags) {
 void Shard::on_send_notification(Connection& conn, std::int32_t res) {
   // The kernel posts a notification after its send's result, never before.
   assert(conn.zc_notifications_pending > 0);
-  assert(conn.inflight > 0);
   --conn.zc_notifications_pending;
-  --conn.inflight;
+  conn.inflight.done();
   counters_.zc_notifications.add();
   if ((std::uint32_t(res) & IORING_NOTIF_USAGE_ZC_COPIED) != 0) counters_.zc_copied.add();
   if (conn.state == ConnState::closing) return maybe_release(conn);
@@ -909,13 +886,12 @@ void Shard::maybe_finish_drain(Connection& conn) {
   io_uring_sqe* sqe = ring_.sqe();
   io_uring_prep_shutdown(sqe, conn.fd, SHUT_WR);
   sqe->user_data = tag(Op::shutdown, conn);
-  ++conn.inflight;
+  conn.inflight.add();
   if (!conn.rearm_recv && wants_receive(conn)) arm_recv(conn);
 }
 
 void Shard::on_shutdown(Connection& conn, std::int32_t res) {
-  assert(conn.inflight > 0);
-  --conn.inflight;
+  conn.inflight.done();
   if (res < 0) {
     // ENOTCONN: the peer reset first. Nothing else is expected.
     assert(uring::classify(res) != uring::ErrnoClass::bug && "shutdown was refused as invalid");
@@ -928,7 +904,7 @@ void Shard::cancel_op(Connection& conn, Op op) {
   io_uring_sqe* sqe = ring_.sqe();
   io_uring_prep_cancel64(sqe, tag(op, conn), 0);
   sqe->user_data = tag(Op::cancel, conn);
-  ++conn.inflight;
+  conn.inflight.add();
 }
 
 void Shard::abort(Connection& conn) {
@@ -949,7 +925,7 @@ void Shard::abort(Connection& conn) {
 void Shard::maybe_release(Connection& conn) {
   // inflight counts pending zero-copy notifications: their bytes may still
   // be read by the kernel until then, and some live in this slot.
-  if (conn.state != ConnState::closing || conn.inflight > 0) return;
+  if (conn.state != ConnState::closing || !conn.inflight.none()) return;
   assert(conn.zc_notifications_pending == 0);
   ::close(conn.fd);
   drop_held(conn);
@@ -961,7 +937,7 @@ void Shard::maybe_release(Connection& conn) {
   assert(open_count_ > 0);
   --open_count_;
   counters_.connections_closed.add();
-  free_slots_.push_back(conn.slot);
+  table_.release(conn);
 }
 
 // Every state has a deadline. Lingering: the peer's FIN within linger_ms.
@@ -1018,7 +994,7 @@ void Shard::check_timeouts(Connection& conn) {
 // table: it runs only when the table is full, once per newcomer.
 bool Shard::reclaim_idle() {
   Connection* oldest = nullptr;
-  for (std::uint32_t i = 0; i < constructed_; ++i) {
+  for (std::uint32_t i = 0; i < table_.constructed(); ++i) {
     Connection& c = table_[i];
     const bool idle = c.state == ConnState::open && !c.parser.in_message() && c.out.empty() && !c.send_inflight &&
                       c.held.empty();

@@ -138,10 +138,7 @@ class Shard {
 
   uring::Ring ring_;
   uring::ReceiveBuffers buffers_;
-  Connection* table_ = nullptr;  // mapped once; slots constructed on first use
-  std::size_t table_bytes_ = 0;
-  std::uint32_t constructed_ = 0;
-  std::vector<std::uint32_t> free_slots_;
+  uring::SlotTable<Connection> table_;  // mapped once; slots constructed on first use
   std::vector<std::uint32_t> dirty_;
   std::uint32_t open_count_ = 0;
   std::uint32_t held_buffers_ = 0;   // provided buffers held by paused connections
