@@ -15,7 +15,8 @@ Usage: bench/bench.py [options]        (tools/bench.sh installs, builds, then ru
   --compare AXIS       ringhttp variations instead of the default rows, each with its ratio to
                        the default variant: uring, send, alloc, shards (comma-separated for several)
   --build-glibc DIR    a -Dallocator=system build, for --compare alloc (default <build>-glibc)
-  --idle-connections N connections held open in the memory row (default 10000; 0 skips the row)
+  --idle-connections L  the memory row's counts of idle connections, comma-separated, 'max' the most a
+                       server's descriptor limit allows (default 1000,10000,max; 0 skips the row)
   --start-wait S       seconds a started server has to answer its first request (default 10)
   --cool-down S        seconds between runs (default 1)
   --server NAME=CMD    also benchmark your own server: CMD is run with {port} replaced (repeatable)
@@ -66,8 +67,16 @@ COLD_START_SPAWNS = 3        # cold start is the median of this many spawns
 # Every server answers this as the plaintext workload does; cold start ends at
 # its first right answer, the same request for every server.
 READY_PATH = "/plaintext"
-IDLE_CONNECTIONS = 10_000    # the memory row
-FD_HEADROOM = 1024           # descriptors beyond the idle connections, for the harness itself
+IDLE_CONNECTIONS = "1000,10000,max"  # the memory row's counts; max: what a server's descriptor limit allows
+IDLE_CONNECTIONS_CAP = 100_000       # max never asks past this, where descriptors allow a million
+SERVER_FD_MARGIN = 256       # descriptors a server keeps beyond its idle connections (listener, ring, stdio, ...)
+HOLDER_CONNECTIONS_MAX = 8192   # idle connections per holder process (the memory row's clients)
+HOLDER_FD_MARGIN = 64        # descriptors a holder keeps beyond its connections
+HOLDERS_MIN = 2              # the connections are always spread over processes and source addresses
+IP_BIND_ADDRESS_NO_PORT = getattr(socket, "IP_BIND_ADDRESS_NO_PORT", 24)  # <linux/in.h>
+IDLE_OPEN_TIMEOUT_S = 10     # connect and the one answer, per idle connection
+IDLE_OPEN_BUDGET_S = 0.01    # ... and per connection for a whole count, on top
+MEMORY_SETTLE_S = 0.5        # after the last answer, before RSS is read
 STREAM_BYTES = 65536
 STREAM_PERIOD = 251          # ringhttp's /stream: byte i is i mod 251
 PLAINTEXT = b"Hello, World!"
@@ -249,6 +258,12 @@ class Nginx(Server):
     def command(self, ctx, port, rundir, variant):
         with open(os.path.join(PEERS, "nginx.conf")) as f:
             conf = f.read().replace("@PORT@", str(port)).replace("@RUNDIR@", rundir)
+        # Its descriptor limit fits the memory row's largest count (Context).
+        # nginx closes idle keep-alive connections ("reusing connections") to
+        # keep a sixteenth of its table free: its table is that much larger,
+        # and the descriptor limit still bounds what it holds.
+        conf = conf.replace("@CONNECTIONS@", str(ctx.server_connections))
+        conf = conf.replace("@WORKER_CONNECTIONS@", str(-(-ctx.server_connections * 16 // 15)))
         path = os.path.join(rundir, "nginx.conf")
         with open(path, "w") as f:
             f.write(conf)
@@ -276,6 +291,7 @@ class H2o(Server):
             os.chmod(d, 0o755)
         with open(os.path.join(PEERS, "h2o.conf")) as f:
             conf = f.read().replace("@PORT@", str(port)).replace("@DOCROOT@", docroot)
+        conf = conf.replace("@CONNECTIONS@", str(ctx.server_connections))  # the memory row's largest count fits
         path = os.path.join(rundir, "h2o.conf")
         with open(path, "w") as f:
             f.write(conf)
@@ -858,7 +874,7 @@ def confirm_variant(ctx, row, running, record):
 
 
 # ---------------------------------------------------------------------------
-# Cold start and memory per connection: once per server instance.
+# Cold start: once per server instance.
 
 def cold_start(ctx, server, variant):
     """Exec to the first right answer to GET /plaintext (see Running), the
@@ -872,6 +888,103 @@ def cold_start(ctx, server, variant):
     return statistics.median(times) * 1000
 
 
+# ---------------------------------------------------------------------------
+# The memory row: RSS growth per idle keep-alive connection at several counts.
+#
+# The connections are held by HOLDERS, forked helper processes, each with its
+# own 127.0.0.x source address, so that neither the harness nor any one
+# holder needs more descriptors than its limit allows, nor more ephemeral
+# ports than one source address has towards one destination.
+
+def descriptor_limits():
+    """The soft descriptor limit raised to the hard one (the started servers
+    inherit it), and what bounds the memory row's largest count: the hard
+    limit (`ulimit -Hn`), which root cannot raise past fs.nr_open, and may
+    not be allowed to raise at all (it is not tried)."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft != hard:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+        except (ValueError, OSError):
+            pass
+    with open("/proc/sys/fs/nr_open") as f:
+        nr_open = int(f.read())
+    with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+        low, high = (int(x) for x in f.read().split())
+    soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    hard = hard if hard != resource.RLIM_INFINITY else nr_open
+    largest = min(soft, nr_open) - SERVER_FD_MARGIN
+    return {"soft": soft, "hard": hard, "nr_open": nr_open, "ephemeral_ports": high - low + 1,
+            "largest": max(0, min(largest, IDLE_CONNECTIONS_CAP)),
+            "capped": largest > IDLE_CONNECTIONS_CAP}
+
+
+def idle_counts(text):
+    """--idle-connections: '0' (no memory row), or counts and 'max', comma-separated."""
+    tokens = [t.strip() for t in text.split(",") if t.strip()]
+    if tokens == ["0"]:
+        return []
+    counts = []
+    for t in tokens:
+        if t != "max" and not (t.isdigit() and int(t) >= 2):
+            raise argparse.ArgumentTypeError(f"'{t}': a count of 2 or more, or 'max' (or 0 alone: no memory row)")
+        counts.append(t if t == "max" else int(t))
+    if not counts:
+        raise argparse.ArgumentTypeError("no count given")
+    return counts
+
+
+def resolve_counts(counts, limits):
+    """The counts as numbers, 'max' the largest the servers can hold, in
+    increasing order; a count past that largest is an error (None, why)."""
+    out = sorted({limits["largest"] if c == "max" else c for c in counts})
+    if out and out[-1] > limits["largest"]:
+        return None, (f"{out[-1]} idle connections is more than a server here can hold: "
+                      + largest_count_reason(limits))
+    if out and out[0] < 2:
+        return None, f"the largest count here is {limits['largest']}, under 2: " + largest_count_reason(limits)
+    return out, None
+
+
+def largest_count_reason(limits):
+    if limits["capped"]:
+        return f"the row stops at {IDLE_CONNECTIONS_CAP:,} (IDLE_CONNECTIONS_CAP) though descriptors allow more"
+    return (f"{limits['largest']:,} = the descriptor limit a server inherits ({limits['soft']:,}; ulimit -Hn "
+            f"{limits['hard']:,}, fs.nr_open {limits['nr_open']:,}) less {SERVER_FD_MARGIN} for the server's own "
+            "descriptors")
+
+
+def holder_plan(limits, count_max):
+    """How many holders, on which source addresses: each under its descriptor
+    limit and under one source address's ephemeral ports, and at least
+    HOLDERS_MIN so that the spreading is always exercised."""
+    per = max(1, min(HOLDER_CONNECTIONS_MAX, limits["soft"] - HOLDER_FD_MARGIN,
+                     limits["ephemeral_ports"] - HOLDER_FD_MARGIN))
+    n = max(HOLDERS_MIN, -(-count_max // per))
+    assert n <= 253, f"{n} holders: more than 127.0.0.2-254 has addresses"
+    return [f"127.0.0.{2 + i}" for i in range(n)], per
+
+
+def open_idle(source, port):
+    """One keep-alive connection from `source`, one request answered on it."""
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        # The port is picked at connect(), per destination, not at bind():
+        # a bound source would otherwise hold a port for every destination.
+        s.setsockopt(socket.IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT, 1)
+        s.bind((source, 0))
+        s.settimeout(IDLE_OPEN_TIMEOUT_S)
+        s.connect(("127.0.0.1", port))
+        s.sendall(b"GET /plaintext HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        status, _, _ = read_response(s, b"")
+        if status != 200:
+            raise OSError(f"status {status}")
+    except BaseException:
+        s.close()
+        raise
+    return s
+
+
 def still_open(sock):
     """Whether the peer has neither closed nor reset this connection (a FIN reads as b"")."""
     sock.setblocking(False)
@@ -883,65 +996,132 @@ def still_open(sock):
         return False
 
 
-def memory_per_connection(ctx, server, variant):
-    """RSS growth per idle keep-alive connection, each having had one request answered.
-
-    RSS is read with one connection open, then with all of them open; the
-    growth is divided by the connections it covers: those still open at the
-    second reading (a server may have closed some, as ringhttp closes the
-    oldest idle one when its table is full), less the one already open at
-    the first."""
-    # ringhttp's table is sized by a flag (4096 per shard by default); the others' configs allow 16384.
-    extra = ("--connections-max", str(ctx.idle_connections + FD_HEADROOM)) if server.name == "ringhttp" else ()
-    running = Running(ctx, server, variant, extra)
+def holder_main(pipe, source):
+    """A holder's loop: ("open", port, total) opens connections until it holds
+    `total`; ("held",) counts those still open; ("close",) closes them all."""
     socks = []
-    try:
-        request = b"GET /plaintext HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
-
-        def open_one():
-            s = socket.create_connection(("127.0.0.1", running.port), timeout=10)
-            s.sendall(request)
-            status, _, _ = read_response(s, b"")
-            if status != 200:
-                raise OSError(f"status {status}")
-            socks.append(s)
-
-        open_one()
-        time.sleep(0.2)
-        before = rss_bytes(running.pid)
-        for _ in range(ctx.idle_connections - 1):
-            open_one()
-        time.sleep(0.5)  # let the server finish whatever it does after answering
-        after = rss_bytes(running.pid)
-        open_now = sum(still_open(s) for s in socks)
-        alive = running.proc.poll() is None
-    except OSError as e:
-        return {"failure": f"connection {len(socks) + 1}: {e}"}
-    finally:
-        for s in socks:
-            s.close()
-        running.stop()
-    if not alive:
-        return {"failure": "the server died holding the connections"}
-    if open_now < 2:
-        return {"failure": f"the server kept {open_now} of the {len(socks)} idle connections open"}
-    return {"rss_before": before, "rss_after": after, "connections": open_now, "requested": ctx.idle_connections,
-            "bytes_per_connection": (after - before) / (open_now - 1)}
+    while True:
+        cmd = pipe.recv()
+        if cmd[0] == "open":
+            _, port, total = cmd
+            try:
+                while len(socks) < total:
+                    socks.append(open_idle(source, port))
+                pipe.send(("ok", len(socks)))
+            except (OSError, ValueError, IndexError) as e:
+                pipe.send(("error", f"from {source}, connection {len(socks) + 1}: {e or type(e).__name__}"))
+        elif cmd[0] == "held":
+            pipe.send(("ok", sum(still_open(s) for s in socks)))
+        else:
+            for s in socks:
+                s.close()
+            pipe.send(("ok", 0))
+            return
 
 
-def raise_fd_limit(needed):
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    if soft >= needed:
-        return True
-    try:
-        resource.setrlimit(resource.RLIMIT_NOFILE, (max(needed, soft), max(needed, hard)))
-        return True
-    except (ValueError, OSError):
+class Holders:
+    """The holder processes of one memory row, started for it and stopped after."""
+
+    def __init__(self, sources):
+        import multiprocessing
+        fork = multiprocessing.get_context("fork")
+        self.pipes, self.procs = [], []
+        for source in sources:
+            mine, theirs = fork.Pipe()
+            p = fork.Process(target=holder_main, args=(theirs, source), daemon=True)
+            p.start()
+            theirs.close()
+            self.pipes.append(mine)
+            self.procs.append(p)
+
+    def ask(self, commands, wait_s):
+        """Sends each holder its command, then collects every answer."""
+        for pipe, cmd in zip(self.pipes, commands):
+            pipe.send(cmd)
+        answers = []
+        deadline = time.monotonic() + wait_s
+        for pipe, proc in zip(self.pipes, self.procs):
+            if not pipe.poll(max(0.0, deadline - time.monotonic())):
+                raise OSError(f"a holder did not answer within {wait_s:g} s")
+            kind, value = pipe.recv()
+            if kind != "ok":
+                raise OSError(value)
+            answers.append(value)
+        return answers
+
+    def open_to(self, port, total):
+        """Spreads `total` connections over the holders, as evenly as can be."""
+        n = len(self.pipes)
+        shares = [total // n + (i < total % n) for i in range(n)]
+        self.ask([("open", port, s) for s in shares], IDLE_OPEN_TIMEOUT_S * 2 + total * IDLE_OPEN_BUDGET_S)
+
+    def held(self):
+        return sum(self.ask([("held",)] * len(self.pipes), IDLE_OPEN_TIMEOUT_S))
+
+    def close(self):
         try:
-            resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
-        except (ValueError, OSError):
+            self.ask([("close",)] * len(self.pipes), IDLE_OPEN_TIMEOUT_S + 60)
+        except (OSError, EOFError):
             pass
-        return resource.getrlimit(resource.RLIMIT_NOFILE)[0] >= needed
+        for p in self.procs:
+            p.join(timeout=STOP_WAIT_S)
+            if p.is_alive():
+                p.kill()
+                p.join()
+
+
+def memory_per_connection(ctx, server, variant):
+    """RSS growth per idle keep-alive connection at each of ctx.idle_counts,
+    each connection having had one request answered, on one server process.
+
+    RSS is read with one connection open, then with each count open; the
+    growth is divided by the connections it covers: those still open at that
+    reading (a server may have closed some, as ringhttp closes the oldest
+    idle one when its table is full), less the one already open at the first.
+    The slope is the growth from the previous reading divided by the
+    connections held added since, so a figure that holds as the count grows
+    shows as a slope equal to it."""
+    extra = ("--connections-max", str(ctx.server_connections)) if server.name == "ringhttp" else ()
+    record = {"rss_before": None, "points": [], "sources": ctx.holder_sources,
+              "holder_connections_max": ctx.holder_connections_max}
+    running = Running(ctx, server, variant, extra)
+    holders = Holders(ctx.holder_sources)
+    try:
+        holders.open_to(running.port, 1)
+        time.sleep(MEMORY_SETTLE_S / 2)
+        record["rss_before"] = prev_rss = rss_bytes(running.pid)
+        prev_held = 1
+        for count in ctx.idle_counts:
+            holders.open_to(running.port, count)
+            time.sleep(MEMORY_SETTLE_S)  # let the server finish whatever it does after answering
+            rss = rss_bytes(running.pid)
+            held = holders.held()
+            if running.proc.poll() is not None:
+                record["failure"] = f"the server died holding {count} connections"
+                break
+            if held < 2:
+                record["failure"] = f"the server kept {held} of the {count} idle connections open"
+                break
+            record["points"].append({
+                "requested": count, "connections": held, "rss_after": rss,
+                "bytes_per_connection": (rss - record["rss_before"]) / (held - 1),
+                "slope_bytes_per_connection": (rss - prev_rss) / (held - prev_held) if held > prev_held else None})
+            prev_rss, prev_held = rss, held
+    except (OSError, EOFError) as e:
+        record["failure"] = f"opening {count if record['rss_before'] is not None else 1} connections: {e}"
+    finally:
+        holders.close()
+        running.stop()
+    return record
+
+
+def memory_summary(m):
+    """One line for the progress output."""
+    parts = [f"{p['bytes_per_connection'] / 1024:.2f} KiB per idle connection at {p['connections']:,}"
+             for p in m.get("points", [])]
+    if "failure" in m:
+        parts.append(f"memory row failed: {m['failure']}")
+    return ", " + "; ".join(parts) if parts else ""
 
 
 # ---------------------------------------------------------------------------
@@ -1156,18 +1336,63 @@ def md_table(header, body):
 
 
 def memory_table(instances):
+    """Each server's readings: one connection, then each count."""
     body = []
     for name, inst in instances.items():
         m = inst.get("memory")
         if not m:
             continue
+        if m.get("rss_before") is not None:
+            body.append([name, "1", f"{m['rss_before'] / 2**20:.1f}", "", ""])
+        for p in m.get("points", []):
+            held = f"{p['connections']:,}" + ("" if p["connections"] == p["requested"] else
+                                              f" of {p['requested']:,} opened")
+            body.append([name, held, f"{p['rss_after'] / 2**20:.1f}", f"{p['bytes_per_connection'] / 1024:.2f}",
+                         fmt(p["slope_bytes_per_connection"] and p["slope_bytes_per_connection"] / 1024, ".2f")])
         if "failure" in m:
             body.append([name, "FAILED", m["failure"], "", ""])
-            continue
-        held = str(m["connections"]) + ("" if m["connections"] == m["requested"] else f" of {m['requested']} opened")
-        body.append([name, held, f"{m['rss_before'] / 2**20:.1f}", f"{m['rss_after'] / 2**20:.1f}",
-                     f"{m['bytes_per_connection'] / 1024:.2f}"])
-    return ["server", "idle connections", "RSS before MiB", "RSS with them MiB", "KiB per connection"], body
+    return ["server", "idle connections held", "RSS MiB", "KiB per connection",
+            "KiB per added connection (slope)"], body
+
+
+def memory_side_by_side(instances, counts):
+    """Per count, each server's KiB per connection and slope beside it."""
+    names = [n for n, inst in instances.items() if inst.get("memory")]
+    header = ["idle connections"]
+    for n in names:
+        header += [f"{n} KiB/conn", f"{n} slope"]
+    body = []
+    for count in counts:
+        row = [f"{count:,}"]
+        for n in names:
+            m = instances[n]["memory"]
+            p = next((p for p in m.get("points", []) if p["requested"] == count), None)
+            if p is None:
+                row += ["failed" if "failure" in m else "—", ""]
+                continue
+            held = "" if p["connections"] == count else f" (held {p['connections']:,})"
+            row += [f"{p['bytes_per_connection'] / 1024:.2f}{held}",
+                    fmt(p["slope_bytes_per_connection"] and p["slope_bytes_per_connection"] / 1024, ".2f")]
+        body.append(row)
+    return header, body
+
+
+def memory_notes(ctx, instances):
+    limits = ctx.fd_limits
+    notes = [f"Memory row: RSS growth from one idle keep-alive connection open to each count (one request answered "
+             f"on each) ÷ the connections the server still held at that reading, less the first; slope: the "
+             f"growth since the previous reading ÷ the connections added since (the first count's is from the one "
+             f"connection). A figure that holds as the count grows has a slope equal to it. Largest count "
+             f"{limits['largest']:,}: {largest_count_reason(limits)}. The connections come from "
+             f"{len(ctx.holder_sources)} holder processes on {ctx.holder_sources[0]}–{ctx.holder_sources[-1]}, "
+             f"at most {ctx.holder_connections_max:,} each."]
+    for name, inst in instances.items():
+        points = [p for p in inst.get("memory", {}).get("points", []) if p["slope_bytes_per_connection"]]
+        if points:
+            slope = points[-1]["slope_bytes_per_connection"]
+            notes.append(f"{name} at its last slope ({slope / 1024:.2f} KiB): 100,000 idle connections would add "
+                         f"{slope * 1e5 / 2**20:,.0f} MiB, 1,000,000 {slope * 1e6 / 2**30:,.1f} GiB.")
+    return notes
 
 
 CHART_COLOURS = {"ours": "0x3b6ea8", "control": "0x9a9a9a", "peer": "0xd9822b", "custom": "0x6aa84f"}
@@ -1217,7 +1442,14 @@ class Context:
         self.build_glibc = os.path.realpath(a.build_glibc or (self.build.rstrip("/") + "-glibc"))
         self.client = os.path.join(self.build, "client", "client")
         self.duration, self.warmup, self.iterations = a.duration, a.warmup, a.iterations
-        self.connections, self.pipeline, self.idle_connections = a.connections, a.pipeline, a.idle_connections
+        self.connections, self.pipeline = a.connections, a.pipeline
+        # The memory row: its counts with 'max' resolved, what the servers'
+        # tables are sized to, and the holders that open the connections.
+        self.fd_limits = descriptor_limits()
+        self.idle_counts, self.idle_error = resolve_counts(a.idle_connections, self.fd_limits)
+        self.server_connections = self.fd_limits["largest"] + SERVER_FD_MARGIN
+        self.holder_sources, self.holder_connections_max = holder_plan(
+            self.fd_limits, self.idle_counts[-1] if self.idle_counts else 0)
         self.start_wait, self.cool_down = a.start_wait, a.cool_down
         self.references = {}  # variant name -> the start-up line's fields for its flags alone
         self.bodies_dir = tempfile.mkdtemp(prefix="ringhttp-bench-bodies.")
@@ -1283,7 +1515,7 @@ def parse_args(argv):
     p.add_argument("--pipeline", type=positive, default=16)
     p.add_argument("--quick", action="store_true")
     p.add_argument("--compare", default="")
-    p.add_argument("--idle-connections", type=non_negative, default=IDLE_CONNECTIONS)
+    p.add_argument("--idle-connections", type=idle_counts, default=idle_counts(IDLE_CONNECTIONS))
     p.add_argument("--start-wait", type=seconds, default=START_WAIT_S)
     p.add_argument("--cool-down", type=seconds, default=COOL_DOWN_S)
     p.add_argument("--server", action="append", default=[], metavar="NAME=CMD")
@@ -1310,8 +1542,6 @@ def parse_args(argv):
         if name in BY_NAME:
             p.error(f"--server: '{name}' is already a server here")
         a.custom.append(Custom(name, cmd))
-    if a.idle_connections == 1:
-        p.error("--idle-connections: 0 (skip) or at least 2")
     if a.start_wait <= 0:
         p.error("--start-wait: more than 0 seconds")
     return a
@@ -1345,6 +1575,9 @@ def main(argv):
         return 0
     rows = select(rows, a.only)
     ctx = Context(a)
+    if ctx.idle_error:
+        shutil.rmtree(ctx.bodies_dir, ignore_errors=True)
+        usage_error(f"--idle-connections: {ctx.idle_error}")
     if not os.access(ctx.client, os.X_OK):
         raise SystemExit(f"bench: {ctx.client} is not built (tools/bench.sh builds it)")
     for tool in ("taskset",) + (("wrk",) if any(r.generator == "wrk" for r in rows) else ()):
@@ -1381,7 +1614,6 @@ def main(argv):
 
     # Cold start and memory: once per server instance, before the load runs.
     instances = {}
-    fd_ok = a.idle_connections == 0 or raise_fd_limit(a.idle_connections + FD_HEADROOM)
     for r in runnable:
         if r.instance in instances:
             continue
@@ -1393,17 +1625,12 @@ def main(argv):
         except StartError as e:
             inst["failure"] = str(e)
             continue
-        if a.idle_connections and r.server.memory_row and (not r.axis or r.axis == "alloc"):
-            if not fd_ok:
-                inst["memory"] = {"failure": f"cannot raise the descriptor limit to {a.idle_connections + FD_HEADROOM}"}
-            else:
-                inst["memory"] = memory_per_connection(ctx, r.server, r.variant)
+        if ctx.idle_counts and r.server.memory_row and (not r.axis or r.axis == "alloc"):
+            inst["memory"] = memory_per_connection(ctx, r.server, r.variant)
         print(f"{r.instance}: cold start "
               + (f"{fmt(inst.get('cold_start_ms'), '.1f')} ms" if "cold_start_failure" not in inst else
                  f"failed: {inst['cold_start_failure']}")
-              + (f", {inst['memory']['bytes_per_connection'] / 1024:.2f} KiB per idle connection"
-                 if "bytes_per_connection" in inst.get("memory", {}) else
-                 (f", memory row failed: {inst['memory']['failure']}" if "memory" in inst else "")), flush=True)
+              + memory_summary(inst.get("memory", {})), flush=True)
 
     runs = {r.id: [] for r in runnable}
     total = len(runnable) * a.iterations
@@ -1430,6 +1657,8 @@ def main(argv):
             summaries[r.id]["failures"].append("cold start: " + instances[r.instance]["cold_start_failure"])
     body = table_rows(runnable, summaries, instances)
     mem_header, mem_body = memory_table(instances)
+    side_header, side_body = memory_side_by_side(instances, ctx.idle_counts)
+    mem_notes = memory_notes(ctx, instances) if mem_body else []
     chart_error = chart(base + ".png", runnable, summaries)
     failed = [r.id for r in runnable if summaries[r.id]["failures"]]
     failed += [f"{name} (memory row)" for name, inst in instances.items() if "failure" in inst.get("memory", {})]
@@ -1454,7 +1683,8 @@ def main(argv):
         text += ("\n\n## The seeds' ladder (ringhttp, differences from json in this run)\n\n"
                  + text_table(LADDER_HEADER, ladder_body) + "\n" + "\n".join(ladder_verdicts) + "\n" + ladder_note)
     if mem_body:
-        text += "\n\n## Memory per idle keep-alive connection\n\n" + text_table(mem_header, mem_body)
+        text += ("\n\n## Memory per idle keep-alive connection\n\n" + text_table(side_header, side_body) + "\n\n"
+                 + text_table(mem_header, mem_body) + "\n\n" + "\n".join(mem_notes))
     print("\n" + text + "\n\n" + "\n".join(notes))
     md = ("# ringhttp benchmark " + stamp + "\n\n## Environment\n\n" + "\n".join(env_lines) + "\n\n## Results\n\n"
           + md_table(HEADER, body) + "\n\n" + "\n\n".join(notes) + "\n")
@@ -1463,7 +1693,8 @@ def main(argv):
                + md_table(LADDER_HEADER, ladder_body) + "\n\n" + "\n".join(f"- {v}" for v in ladder_verdicts)
                + "\n\n" + ladder_note + "\n")
     if mem_body:
-        md += "\n## Memory per idle keep-alive connection\n\n" + md_table(mem_header, mem_body) + "\n"
+        md += ("\n## Memory per idle keep-alive connection\n\n" + md_table(side_header, side_body) + "\n\n"
+               + md_table(mem_header, mem_body) + "\n\n" + "\n\n".join(mem_notes) + "\n")
     if skipped:
         md += "\nSkipped: " + "; ".join(f"{k}: {v}" for k, v in skipped.items()) + "\n"
     with open(base + ".md", "w") as f:
@@ -1472,6 +1703,9 @@ def main(argv):
         json.dump({"environment": env, "options": {k: v for k, v in vars(a).items() if k != "custom"},
                    "summaries": list(summaries.values()), "runs": runs, "instances": instances,
                    "skipped": skipped, "workloads": {w.name: w.description for w in WORKLOADS.values()},
+                   "memory_row": {"counts": ctx.idle_counts, "descriptor_limits": ctx.fd_limits,
+                                  "holder_sources": ctx.holder_sources,
+                                  "holder_connections_max": ctx.holder_connections_max, "notes": mem_notes},
                    "ladder": {"rows": ladder_body, "verdicts": ladder_verdicts}},
                   f, indent=1, default=str)
     print(f"\nraw results: {os.path.relpath(base + '.json', ROOT)}\nmarkdown:    {os.path.relpath(base + '.md', ROOT)}")
