@@ -939,17 +939,17 @@ def resolve_counts(counts, limits):
     increasing order; a count past that largest is an error (None, why)."""
     out = sorted({limits["largest"] if c == "max" else c for c in counts})
     if out and out[-1] > limits["largest"]:
-        return None, (f"{out[-1]} idle connections is more than a server here can hold: "
-                      + largest_count_reason(limits))
+        return None, (f"{out[-1]:,} idle connections is more than a server here can hold: the most is "
+                      f"{limits['largest']:,}, " + largest_count_reason(limits))
     if out and out[0] < 2:
-        return None, f"the largest count here is {limits['largest']}, under 2: " + largest_count_reason(limits)
+        return None, f"the most a server here can hold is {limits['largest']}, under 2: " + largest_count_reason(limits)
     return out, None
 
 
 def largest_count_reason(limits):
     if limits["capped"]:
         return f"the row stops at {IDLE_CONNECTIONS_CAP:,} (IDLE_CONNECTIONS_CAP) though descriptors allow more"
-    return (f"{limits['largest']:,} = the descriptor limit a server inherits ({limits['soft']:,}; ulimit -Hn "
+    return (f"the descriptor limit a server inherits ({limits['soft']:,}; ulimit -Hn "
             f"{limits['hard']:,}, fs.nr_open {limits['nr_open']:,}) less {SERVER_FD_MARGIN} for the server's own "
             "descriptors")
 
