@@ -24,6 +24,7 @@
 namespace ringhttp::server {
 
 class Shard;
+struct OutputBlock;
 
 enum class ConnState : std::uint8_t {
   free,       // slot unused
@@ -33,6 +34,9 @@ enum class ConnState : std::uint8_t {
               // last response is not destroyed by a reset) or the linger time ends
   closing,    // every in-flight operation cancelled; freed when none is left
 };
+
+// No slot: the end of a list threaded through the table.
+inline constexpr std::uint32_t no_slot = UINT32_MAX;
 
 // Buffer ids from here on name a shard's spill blocks, not provided buffers.
 inline constexpr std::int32_t spill_id_base = 1 << 20;
@@ -119,18 +123,42 @@ struct Connection final : http::RequestEvents {
 
   std::string metrics_text;  // grown on first /metrics, reused after
 
-  // The large members last, in the order that keeps what every request
-  // touches together: the fields above and the queue's slot fields share
-  // the first pages, then the queue's byte arrays (touched only as far as
-  // bodies reach), then the iovecs (filled by each flush, never zeroed, so
-  // a connection that has not pipelined touches only the first), then the
-  // parser (its fields, then buffers touched as far as a request reaches).
-  OutputQueue<responses_max> out;
-  std::array<iovec, iovecs_max> iov;
+  // The response queue and the iovecs of the send in flight, lent by the
+  // shard (Shard::lend_output) while the connection has a request being
+  // parsed, a response queued or a send (or a zero-copy notification)
+  // pending, and given back when it has none: an idle connection holds no
+  // output memory. Null while none is lent.
+  OutputBlock* output = nullptr;
+  bool waiting_output = false;  // on the shard's list for a block, input paused
+  bool output_granted = false;  // handed a block off that list: resume its input after the batch
+  std::uint64_t waiting_since_ms = 0;  // a waiter is closed after --header-timeout-ms of waiting
+  std::uint32_t wait_prev = no_slot;  // neighbours on the shard's list of waiters
+  std::uint32_t wait_next = no_slot;
+
+  bool output_empty() const;
+  std::size_t output_size() const;
+
+  // The parser last: its fields, then buffers touched only as far as a
+  // request reaches.
   http::RequestParser parser;
 
   void on_request_headers(const http::RequestHead& head) override;
   bool on_request(const http::RequestHead& head) override;
 };
+
+// What a connection with output in flight borrows from its shard's pool
+// (a SlotTable: constructed on first use, reused warmest first).
+struct OutputBlock {
+  std::uint32_t slot = 0;
+  std::uint32_t generation = 0;
+  // The queue's slot fields first, then its byte arrays (touched only as
+  // far as bodies reach), then the iovecs (filled by each flush, never
+  // zeroed).
+  OutputQueue<Connection::responses_max> out;
+  std::array<iovec, Connection::iovecs_max> iov;
+};
+
+inline bool Connection::output_empty() const { return output == nullptr || output->out.empty(); }
+inline std::size_t Connection::output_size() const { return output == nullptr ? 0 : output->out.size(); }
 
 }  // namespace ringhttp::server

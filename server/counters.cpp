@@ -115,6 +115,17 @@ void render_metrics(std::span<const ShardCounters* const> shards, std::string& o
   }
   counter("ringhttp_rate_limited_total", "Requests refused by the rate limiter (429).",
           [](const ShardCounters& c) -> const metrics::Counter& { return c.rate_limited; });
+  w.family("ringhttp_output_blocks_lent", "gauge",
+           "Output blocks (a response queue and its iovecs) lent now to connections with output to make or send.");
+  w.sample("ringhttp_output_blocks_lent",
+           sum(shards, [](const ShardCounters& c) -> const metrics::Gauge& { return c.output_blocks_lent; }));
+  counter("ringhttp_output_block_waits_total",
+          "Connections that found every output block lent and waited for one, input paused.",
+          [](const ShardCounters& c) -> const metrics::Counter& { return c.output_block_waits; });
+  counter("ringhttp_output_block_refusals_total",
+          "Connections closed unanswered because every output block stayed lent: waiting longer than "
+          "--header-timeout-ms, or owed a 408 with none to send it in.",
+          [](const ShardCounters& c) -> const metrics::Counter& { return c.output_block_refusals; });
   counter("ringhttp_rate_limit_evictions_total",
           "Clients the rate limiter forgot (least recently used first) because their set of its table was full; "
           "a forgotten client starts again with a full bucket.",

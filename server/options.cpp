@@ -36,6 +36,8 @@ constexpr const char* usage_text =
     "  --send-timeout-ms N       unsent output making no progress this long is dropped (default 60000)\n"
     "  --connections-max N       connections per shard (default 4096)\n"
     "  --output-bytes-max N      unsent bytes per connection before reading stops (default 262144)\n"
+    "  --output-blocks N         connections per shard with responses queued or in flight at once; the\n"
+    "                            others wait, input paused (default 1024)\n"
     "  --shutdown-timeout-ms N   time in-flight responses get on SIGTERM/SIGINT (default 5000)\n"
     "  --ring-entries N          io_uring SQ entries per shard (default 1024)\n"
     "  --jwt-secret-file PATH    HS256 secret for routes behind a bearer token (/profile);\n"
@@ -200,6 +202,8 @@ ParseOutcome parse_options(int argc, char** argv, Options& out) {
       ok = parse_number<std::uint32_t>(value, 1, 3'600'000, out.send_timeout_ms);
     } else if (flag == "--connections-max") {
       ok = parse_number<std::uint32_t>(value, 1, 1 << 20, out.connections_max);
+    } else if (flag == "--output-blocks") {
+      ok = parse_number<std::uint32_t>(value, 1, 1 << 20, out.output_blocks);
     } else if (flag == "--output-bytes-max") {
       ok = parse_number<std::uint32_t>(value, 4096, 1 << 30, out.output_bytes_max);
     } else if (flag == "--shutdown-timeout-ms") {

@@ -42,6 +42,10 @@ struct Options {
   std::uint32_t send_timeout_ms = 60'000;       // unsent output making no progress (nginx's send_timeout)
   std::uint32_t connections_max = 4096;         // per shard; the table is reserved up front
   std::uint32_t output_bytes_max = 256 * 1024;  // unsent bytes per connection before it stops reading
+  // Output blocks per shard (a response queue and its iovecs, about 47 KiB
+  // each, touched only as used): how many connections may have responses
+  // queued or in flight at once; the others wait their turn, input paused.
+  std::uint32_t output_blocks = 1024;
   std::uint32_t shutdown_timeout_ms = 5'000;    // how long in-flight responses may take on SIGTERM
   std::uint32_t ring_entries = 1024;            // SQ entries per shard
 

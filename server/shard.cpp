@@ -116,6 +116,12 @@ bool Shard::setup() {
     error_ = std::move(e);
     return false;
   }
+  // Likewise the output blocks: reserved whole, touched as lent, and the
+  // warmest reused first.
+  if (std::string e = output_blocks_.init(std::min(options_.output_blocks, options_.connections_max)); !e.empty()) {
+    error_ = std::move(e);
+    return false;
+  }
   void* spill = ::mmap(nullptr, std::size_t(spill_blocks) * recv_buffer_bytes, PROT_READ | PROT_WRITE,
                        MAP_ANONYMOUS | MAP_PRIVATE, -1, 0);
   if (spill == MAP_FAILED) {
@@ -195,8 +201,13 @@ void Shard::after_batch() {
     // A paused connection is re-armed when it resumes (resume_input), not
     // here: a receive armed while paused would fill its held share.
     if (conn.rearm_recv && wants_receive(conn)) arm_recv(conn);
+    if (conn.output_granted) {
+      conn.output_granted = false;
+      if (conn.state == ConnState::open && conn.input_paused && can_take_more(conn)) resume_input(conn);
+    }
     flush(conn);
     maybe_finish_drain(conn);
+    maybe_return_output(conn);
   }
   dirty_.clear();
   open_pending();
@@ -325,7 +336,7 @@ void Shard::begin_stop() {
   for (std::uint32_t i = 0; i < table_.constructed(); ++i) {
     Connection& conn = table_[i];
     if (conn.state != ConnState::open) continue;
-    const bool idle = conn.out.empty() && !conn.send_inflight && !conn.parser.in_message();
+    const bool idle = conn.output_empty() && !conn.send_inflight && !conn.parser.in_message();
     if (idle) {
       abort(conn);
     } else {
@@ -386,7 +397,8 @@ void Shard::open_connection(int fd) {
   conn.send_progress_ms = now_ms_;
   conn.requests_done = 0;
   conn.parser.reset(limits_, &conn);
-  conn.out.clear();
+  assert(conn.output == nullptr && !conn.waiting_output);
+  conn.output_granted = false;
   conn.held.clear();
   conn.held_buffers = 0;
   ++open_count_;
@@ -474,7 +486,7 @@ void Shard::on_recv(Connection& conn, std::int32_t res, std::uint32_t flags) {
     // and answered first (resume_input drains once it is all read).
     if (conn.state == ConnState::open && conn.input_paused) {
       conn.peer_eof = true;
-    } else if (conn.state == ConnState::open && (!conn.out.empty() || conn.send_inflight)) {
+    } else if (conn.state == ConnState::open && (!conn.output_empty() || conn.send_inflight)) {
       conn.peer_eof = true;
       begin_drain(conn);
       mark_dirty(conn);
@@ -511,6 +523,16 @@ void Shard::on_recv(Connection& conn, std::int32_t res, std::uint32_t flags) {
 void Shard::consume(Connection& conn, InputChunk chunk) {
   assert(conn.state == ConnState::open);
   assert(!conn.input_paused);
+  if (conn.output == nullptr && !lend_output(conn)) {
+    // Every block is lent: the chunk waits, input paused, and the
+    // connection is handed the next block given back (in arrival order).
+    hold(conn, chunk, true);
+    if (conn.state == ConnState::open) {
+      pause_input(conn);
+      wait_for_output(conn);
+    }
+    return;
+  }
   const bool was_in_header = conn.parser.in_header_section();
   const bool was_in_body = conn.parser.in_body();
   const std::uint64_t done_before = conn.requests_done;
@@ -610,8 +632,8 @@ bool Shard::can_take_more(const Connection& conn) const {
   // is bounded by its length, and its bodies live elsewhere).
   const bool output_backlog = conn.send_inflight && conn.send_bytes_left >= options_.output_bytes_max;
   // The next request must find room for every response it may queue.
-  const bool room = Connection::responses_max - conn.out.size() >= Connection::responses_per_request_max;
-  return room && !conn.metrics_queued && !output_backlog;
+  const bool room = Connection::responses_max - conn.output_size() >= Connection::responses_per_request_max;
+  return room && !conn.metrics_queued && !output_backlog && !conn.waiting_output;
 }
 
 void Shard::resume_input(Connection& conn) {
@@ -631,8 +653,9 @@ void Shard::resume_input(Connection& conn) {
 void Shard::on_request_headers(Connection& conn, const http::RequestHead& head) {
   if (!head.expect_continue || conn.state != ConnState::open) return;
   // The request was parsed only with room for this and its final response.
-  assert(conn.out.size() + Connection::responses_per_request_max <= Connection::responses_max);
-  PendingResponse& r = conn.out.push();
+  assert(conn.output != nullptr && "a request is parsed only with a block lent");
+  assert(conn.output->out.size() + Connection::responses_per_request_max <= Connection::responses_max);
+  PendingResponse& r = conn.output->out.push();
   r.reset();
   r.head = heads::continue_100;
   r.status = 100;
@@ -644,8 +667,9 @@ bool Shard::on_request(Connection& conn, const http::RequestHead& head) {
   ++conn.requests_done;
   counters_.requests.add();
   if (conn.state != ConnState::open) return true;
-  assert(!conn.out.full());
-  PendingResponse& r = conn.out.push();
+  assert(conn.output != nullptr && "a request is parsed only with a block lent");
+  assert(!conn.output->out.full());
+  PendingResponse& r = conn.output->out.push();
   r.reset();
   const std::string_view target = head.target;
   const size_t q = target.find('?');
@@ -700,11 +724,18 @@ void Shard::finish_response(Connection&, PendingResponse& r, std::uint64_t conte
 }
 
 void Shard::queue_error(Connection& conn, int status) {
-  if (conn.out.full()) {
+  if (conn.output == nullptr && !lend_output(conn)) {
+    // A deadline passed on a connection holding no block (a request begun
+    // and left unfinished), and every block is lent: no room to say why.
+    counters_.output_block_refusals.add();
+    abort(conn);
+    return;
+  }
+  if (conn.output->out.full()) {
     abort(conn);  // no room to say why; the peer is pipelining without reading
     return;
   }
-  PendingResponse& r = conn.out.push();
+  PendingResponse& r = conn.output->out.push();
   r.reset();
   const heads::ErrorResponse e = heads::error_response(status);
   r.status = std::uint16_t(status);
@@ -723,15 +754,15 @@ void Shard::flush(Connection& conn) {
   // Responses already written (and waiting for a zero-copy notification
   // before they leave the queue) are not sent again: the batch starts after
   // them.
-  if (conn.send_inflight || conn.out.size() == conn.written_responses || conn.state == ConnState::closing ||
-      conn.state == ConnState::lingering) {
+  if (conn.output == nullptr || conn.send_inflight || conn.output->out.size() == conn.written_responses ||
+      conn.state == ConnState::closing || conn.state == ConnState::lingering) {
     return;
   }
   const auto [n, total, retires, stream_bytes] =
-      build_send_batch(conn.out, conn.written_responses, date_.line(), conn.iov);
+      build_send_batch(conn.output->out, conn.written_responses, date_.line(), conn.output->iov);
   assert(total > 0);
   conn.msg = msghdr{};
-  conn.msg.msg_iov = conn.iov.data();
+  conn.msg.msg_iov = conn.output->iov.data();
   conn.msg.msg_iovlen = n;
   conn.send_bytes_left = total;
   conn.send_retires = retires;
@@ -826,6 +857,88 @@ void Shard::after_output_progress(Connection& conn) {
   if (conn.state == ConnState::open && conn.input_paused && can_take_more(conn)) resume_input(conn);
   flush(conn);
   maybe_finish_drain(conn);
+  maybe_return_output(conn);
+}
+
+// ---------------------------------------------------------------------------
+// Output blocks: lent while a connection has output to make or send.
+
+bool Shard::lend_output(Connection& conn) {
+  assert(conn.output == nullptr);
+  OutputBlock* block = output_blocks_.acquire();
+  if (block == nullptr) return false;
+  block->out.clear();
+  conn.output = block;
+  ++output_blocks_lent_;
+  counters_.output_blocks_lent.set(output_blocks_lent_);
+  return true;
+}
+
+// Gives the block back whatever it holds: only for a connection that has
+// nothing in flight any more (closing at zero), or nothing queued.
+void Shard::return_output(Connection& conn) {
+  if (conn.output == nullptr) return;
+  output_blocks_.release(*conn.output);
+  conn.output = nullptr;
+  assert(output_blocks_lent_ > 0);
+  --output_blocks_lent_;
+  counters_.output_blocks_lent.set(output_blocks_lent_);
+  grant_output();
+}
+
+// A block goes back as soon as nothing refers to it: no response queued or
+// written and awaiting a zero-copy notification, no send in flight. A
+// request begun but not yet complete refers to none (its parser's buffers
+// are the connection's own), so an idle keep-alive connection holds none.
+void Shard::maybe_return_output(Connection& conn) {
+  if (conn.output == nullptr || conn.state == ConnState::closing || conn.state == ConnState::free) return;
+  if (!conn.output->out.empty() || conn.send_inflight || conn.zc_notifications_pending > 0) return;
+  assert(conn.written_responses == 0);
+  return_output(conn);
+}
+
+void Shard::wait_for_output(Connection& conn) {
+  assert(!conn.waiting_output && conn.output == nullptr);
+  conn.waiting_output = true;
+  conn.waiting_since_ms = now_ms_;
+  counters_.output_block_waits.add();
+  conn.wait_next = no_slot;
+  conn.wait_prev = wait_tail_;
+  if (wait_tail_ == no_slot) {
+    wait_head_ = conn.slot;
+  } else {
+    table_[wait_tail_].wait_next = conn.slot;
+  }
+  wait_tail_ = conn.slot;
+}
+
+void Shard::stop_waiting_for_output(Connection& conn) {
+  if (!conn.waiting_output) return;
+  conn.waiting_output = false;
+  if (conn.wait_prev == no_slot) {
+    wait_head_ = conn.wait_next;
+  } else {
+    table_[conn.wait_prev].wait_next = conn.wait_next;
+  }
+  if (conn.wait_next == no_slot) {
+    wait_tail_ = conn.wait_prev;
+  } else {
+    table_[conn.wait_next].wait_prev = conn.wait_prev;
+  }
+  conn.wait_prev = conn.wait_next = no_slot;
+}
+
+// The oldest waiter gets the block just given back, before any newcomer can
+// take it; its input resumes after the batch's completions (after_batch).
+void Shard::grant_output() {
+  if (wait_head_ == no_slot) return;
+  Connection& conn = table_[wait_head_];
+  stop_waiting_for_output(conn);
+  const bool lent = lend_output(conn);
+  assert(lent && "a block was just given back");
+  (void)lent;
+  conn.output_granted = true;
+  mark_dirty(conn);
 }
 
 // The batch is wholly written: its whole responses join the written ones at
@@ -834,9 +947,10 @@ void Shard::after_output_progress(Connection& conn) {
 // notification covers is rewritten).
 void Shard::retire_sent(Connection& conn) {
   conn.written_responses += conn.send_retires;
-  assert(conn.written_responses <= conn.out.size());
+  assert(conn.output != nullptr);
+  assert(conn.written_responses <= conn.output->out.size());
   if (conn.send_stream_bytes > 0) {
-    PendingResponse& r = conn.out.at(conn.written_responses);
+    PendingResponse& r = conn.output->out.at(conn.written_responses);
     assert(r.source == BodySource::stream);
     r.head_sent = true;
     r.stream_offset += conn.send_stream_bytes;
@@ -854,10 +968,11 @@ void Shard::retire_sent(Connection& conn) {
 // whatever order notifications arrive in; in the other send modes none is
 // ever pending and responses leave as soon as they are written.
 void Shard::release_written(Connection& conn) {
-  if (conn.zc_notifications_pending > 0) return;
+  if (conn.zc_notifications_pending > 0 || conn.written_responses == 0) return;
+  assert(conn.output != nullptr);
   for (std::uint32_t i = 0; i < conn.written_responses; ++i) {
-    if (conn.out.front().source == BodySource::metrics) conn.metrics_queued = false;
-    conn.out.pop();
+    if (conn.output->out.front().source == BodySource::metrics) conn.metrics_queued = false;
+    conn.output->out.pop();
   }
   conn.written_responses = 0;
 }
@@ -873,7 +988,7 @@ void Shard::begin_drain(Connection& conn) {
 }
 
 void Shard::maybe_finish_drain(Connection& conn) {
-  if (conn.state != ConnState::draining || conn.send_inflight || !conn.out.empty()) return;
+  if (conn.state != ConnState::draining || conn.send_inflight || !conn.output_empty()) return;
   if (conn.peer_eof) {
     abort(conn);
     return;
@@ -929,8 +1044,9 @@ void Shard::maybe_release(Connection& conn) {
   assert(conn.zc_notifications_pending == 0);
   ::close(conn.fd);
   drop_held(conn);
-  conn.out.clear();
   conn.written_responses = 0;
+  stop_waiting_for_output(conn);
+  return_output(conn);
   conn.fd = -1;
   conn.state = ConnState::free;
   conn.metrics_queued = false;
@@ -961,6 +1077,15 @@ void Shard::check_timeouts(Connection& conn) {
     return;
   }
   if (conn.state != ConnState::open) return;
+  if (conn.waiting_output) {
+    // Every block stayed lent for as long as a header section may take: the
+    // request cannot be answered in time, and there is no block to say so.
+    if (now_ms_ - conn.waiting_since_ms >= options_.header_timeout_ms) {
+      counters_.output_block_refusals.add();
+      abort(conn);
+    }
+    return;
+  }
   if (conn.parser.in_header_section() && !conn.input_paused) {
     if (now_ms_ >= conn.header_deadline_ms) {
       // Slowloris protection: a header section must arrive in time.
@@ -982,7 +1107,7 @@ void Shard::check_timeouts(Connection& conn) {
   }
   // Idle means nothing to do either way: a connection with output unsent
   // (a slow reader of a long response) is the send timeout's to judge.
-  const bool output_pending = conn.send_inflight || !conn.out.empty();
+  const bool output_pending = conn.send_inflight || !conn.output_empty();
   if (!output_pending && now_ms_ - conn.last_activity_ms >= options_.idle_timeout_ms) {
     counters_.timeouts_idle.add();
     abort(conn);
@@ -996,7 +1121,7 @@ bool Shard::reclaim_idle() {
   Connection* oldest = nullptr;
   for (std::uint32_t i = 0; i < table_.constructed(); ++i) {
     Connection& c = table_[i];
-    const bool idle = c.state == ConnState::open && !c.parser.in_message() && c.out.empty() && !c.send_inflight &&
+    const bool idle = c.state == ConnState::open && !c.parser.in_message() && c.output_empty() && !c.send_inflight &&
                       c.held.empty();
     if (idle && (oldest == nullptr || c.last_activity_ms < oldest->last_activity_ms)) oldest = &c;
   }

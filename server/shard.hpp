@@ -106,6 +106,12 @@ class Shard {
   bool can_take_more(const Connection& conn) const;
 
   void queue_error(Connection& conn, int status);
+  bool lend_output(Connection& conn);
+  void return_output(Connection& conn);
+  void maybe_return_output(Connection& conn);
+  void wait_for_output(Connection& conn);
+  void stop_waiting_for_output(Connection& conn);
+  void grant_output();
   void finish_response(Connection& conn, PendingResponse& r, std::uint64_t content_length, bool close,
                        bool http10_keep_alive);
   void flush(Connection& conn);
@@ -139,6 +145,12 @@ class Shard {
   uring::Ring ring_;
   uring::ReceiveBuffers buffers_;
   uring::SlotTable<Connection> table_;  // mapped once; slots constructed on first use
+  // Output blocks, lent to connections with output to make or send; those
+  // that found none wait in arrival order (a list through their slots).
+  uring::SlotTable<OutputBlock> output_blocks_;
+  std::uint32_t output_blocks_lent_ = 0;
+  std::uint32_t wait_head_ = no_slot;
+  std::uint32_t wait_tail_ = no_slot;
   std::vector<std::uint32_t> dirty_;
   std::uint32_t open_count_ = 0;
   std::uint32_t held_buffers_ = 0;   // provided buffers held by paused connections
