@@ -220,7 +220,9 @@ void Shard::open_pending() {
   while (!pending_fds_.empty() && !table_.full()) {
     const int fd = pending_fds_.front();
     pending_fds_.erase(pending_fds_.begin());
-    open_connection(fd);
+    Connection* slot = allocate();
+    assert(slot != nullptr);
+    start_connection(*slot, fd);
   }
 }
 
@@ -361,7 +363,10 @@ Connection* Shard::allocate() {
 }
 
 void Shard::open_connection(int fd) {
-  Connection* slot = allocate();
+  // While newcomers wait for reclaimed slots, a later one queues behind
+  // them: a slot freed meanwhile is theirs (open_pending), first come first
+  // served, or the one that waited longest would never get one.
+  Connection* slot = pending_fds_.empty() ? allocate() : nullptr;
   if (slot == nullptr) {
     // The table is full: the oldest idle connection makes room (as nginx
     // reuses its idle keep-alive connections), so silent sockets cannot
@@ -374,7 +379,10 @@ void Shard::open_connection(int fd) {
     ::close(fd);
     return;
   }
-  Connection& conn = *slot;
+  start_connection(*slot, fd);
+}
+
+void Shard::start_connection(Connection& conn, int fd) {
   const int one = 1;
   ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
   conn.fd = fd;

@@ -90,6 +90,7 @@ class Shard {
 
   Connection* allocate();
   void open_connection(int fd);
+  void start_connection(Connection& conn, int fd);
   bool wants_receive(const Connection& conn) const;
   void arm_recv(Connection& conn);
   void on_recv(Connection& conn, std::int32_t res, std::uint32_t flags);

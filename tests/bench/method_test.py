@@ -59,7 +59,16 @@ class Watch:
         self.memory = []      # the largest established count seen for each memory-row server
 
     def client(self, bench_pid, pid):
+        # Right after exec, /proc/PID/exe already names the client while its
+        # cmdline is still empty (the kernel sets the new arguments' bounds
+        # a moment later): wait for the arguments before reading them.
         args = observe.cmdline(pid)
+        deadline = time.monotonic() + RUN_WAIT_S
+        while "--server-pid" not in args and observe.stat(pid) and time.monotonic() < deadline:
+            time.sleep(observe.POLL_S)
+            args = observe.cmdline(pid)
+        if "--server-pid" not in args:
+            raise AssertionError(f"client {pid} has no --server-pid in its arguments: {args}")
         server_pid = int(observe.arg_after(args, "--server-pid"))
         url = urllib.parse.urlsplit(args[-1])
         port = url.port

@@ -365,3 +365,63 @@ TEST(HostileLimits, whitespace_llhttp_skips_counts_against_the_header_limit) {
 
 }  // namespace
 }  // namespace socket_test
+
+namespace socket_test {
+namespace {
+
+// A crowd of newcomers against a full table of idle connections: each
+// newcomer reclaims an idle one and waits for its slot. A newcomer accepted
+// just as a reclaimed slot came free once took that slot past the one
+// waiting for it, which then waited for ever with its request unread. Every
+// newcomer must be answered, or closed at once; none may hang.
+TEST(HostileDeadlines, a_crowd_against_a_full_table_is_served_first_come_first_served) {
+  constexpr int table = 8;
+  constexpr int rounds = 20;  // the race is per round: enough rounds to meet it
+  constexpr int crowd = 48;
+  constexpr int crowd_threads = 8;
+  ServerProcess server({"--shards", "1", "--connections-max", std::to_string(table), "--metrics-address",
+                        "127.0.0.1:0"});
+  std::vector<Connection> idle;
+  for (int i = 0; i < table; ++i) {
+    idle.emplace_back(server.port());
+    ASSERT_TRUE(is_plaintext_ok(round_trip(idle.back(), get("/plaintext"))));
+  }
+  for (int round = 0; round < rounds; ++round) {
+    // From several threads at once, as a crowd arrives: accepts then land
+    // in the same batches as the completions that free reclaimed slots.
+    std::vector<Connection> newcomers;
+    std::mutex lock;
+    std::vector<std::thread> arrivals;
+    for (int t = 0; t < crowd_threads; ++t) {
+      arrivals.emplace_back([&] {
+        for (int i = 0; i < crowd / crowd_threads; ++i) {
+          Connection c(server.port());
+          c.send_all(get("/plaintext"));
+          const std::lock_guard<std::mutex> guard(lock);
+          newcomers.push_back(std::move(c));
+        }
+      });
+    }
+    for (auto& t : arrivals) t.join();
+    int answered = 0;
+    for (int i = 0; i < int(newcomers.size()); ++i) {
+      // An answer, or a close (reclaimed later, or refused at once); a
+      // request left unread times out here and fails the test.
+      std::string got;
+      try {
+        got = newcomers[std::size_t(i)].read_some();
+      } catch (const std::exception& e) {
+        const std::string what = e.what();
+        if (what.find("timed out") != std::string::npos) {
+          FAIL() << "round " << round << ", newcomer " << i << ": its request was never read (" << what << ")";
+        }
+        continue;  // reset: closed at once
+      }
+      if (got.starts_with("HTTP/1.1 200")) ++answered;
+    }
+    EXPECT_GT(answered, 0) << "round " << round;
+  }
+}
+
+}  // namespace
+}  // namespace socket_test
