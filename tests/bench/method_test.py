@@ -64,10 +64,16 @@ class Watch:
         # a moment later): wait for the arguments before reading them.
         args = observe.cmdline(pid)
         deadline = time.monotonic() + RUN_WAIT_S
-        while "--server-pid" not in args and observe.stat(pid) and time.monotonic() < deadline:
+        def alive():
+            state = observe.stat(pid)
+            return state is not None and state[0] != "Z"
+
+        while "--server-pid" not in args and alive() and time.monotonic() < deadline:
             time.sleep(observe.POLL_S)
             args = observe.cmdline(pid)
         if "--server-pid" not in args:
+            if not alive():
+                return  # gone before it was seen: the run's checks count what was watched
             raise AssertionError(f"client {pid} has no --server-pid in its arguments: {args}")
         server_pid = int(observe.arg_after(args, "--server-pid"))
         url = urllib.parse.urlsplit(args[-1])

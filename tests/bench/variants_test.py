@@ -111,10 +111,17 @@ def check_running_variants(build):
         while bench.poll() is None and time.monotonic() < deadline:
             for pid in observe.children(bench.pid):
                 if pid not in seen and observe.exe(pid) == client_exe:
-                    seen.add(pid)
                     spid = observe.arg_after(observe.cmdline(pid), "--server-pid")
-                    if spid is None:  # the client is already gone: not seen while it ran
+                    if spid is None:
+                        # Right after exec the kernel shows the new exe before
+                        # the new arguments: look again on the next poll,
+                        # unless the client is already gone (not seen while it ran).
+                        state = observe.stat(pid)
+                        if state and state[0] != "Z":
+                            continue
+                        seen.add(pid)
                         continue
+                    seen.add(pid)
                     watched.append((observe.startup_line(int(spid)), observe.cmdline(int(spid))))
             time.sleep(observe.POLL_S)
     finally:
