@@ -22,7 +22,6 @@ Two small harness runs, ringhttp only:
 
 Usage: memory_counts_test.py --build DIR    (meson test runs it)
 """
-import argparse
 import os
 import resource
 import subprocess
@@ -169,15 +168,7 @@ def check_capped_max(build):
 
 
 def main():
-    p = argparse.ArgumentParser()
-    p.add_argument("--build", required=True)
-    a = p.parse_args()
-    build = os.path.realpath(a.build)
-    failures = check_counts(build) + check_capped_max(build)
-    if failures:
-        print("\n".join(["", "FAILURES:"] + failures), file=sys.stderr)
-        return 1
-    return 0
+    return observe.run_checks(check_counts, check_capped_max)
 
 
 if __name__ == "__main__":

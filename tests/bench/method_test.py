@@ -28,7 +28,6 @@ connections than it was sent:
 
 Usage: method_test.py --build DIR    (meson test runs it)
 """
-import argparse
 import os
 import signal
 import sys
@@ -242,15 +241,7 @@ def check_capped_memory_row(build):
 
 
 def main():
-    p = argparse.ArgumentParser()
-    p.add_argument("--build", required=True)
-    a = p.parse_args()
-    build = os.path.realpath(a.build)
-    failures = check_observed_run(build) + check_capped_memory_row(build)
-    if failures:
-        print("\n".join(["", "FAILURES:"] + failures), file=sys.stderr)
-        return 1
-    return 0
+    return observe.run_checks(check_observed_run, check_capped_memory_row)
 
 
 if __name__ == "__main__":

@@ -160,3 +160,20 @@ class Frozen:
     def __exit__(self, *exc):
         os.kill(self.pid, signal.SIGCONT)
         return False
+
+
+def run_checks(*checks):
+    """The main() of a bench test: each check takes the build directory and
+    returns its failures (having printed its own ok/FAIL line); all run,
+    then the failures are printed and the exit status is 1 if any."""
+    import argparse
+    p = argparse.ArgumentParser()
+    p.add_argument("--build", required=True)
+    build = os.path.realpath(p.parse_args().build)
+    failures = []
+    for check in checks:
+        failures += check(build)
+    if failures:
+        print("\n".join(["", "FAILURES:"] + failures), file=sys.stderr)
+        return 1
+    return 0

@@ -21,7 +21,6 @@ the preloaded library mapped into the process.
 
 Usage: variants_test.py --build DIR    (meson test runs it)
 """
-import argparse
 import json
 import os
 import select
@@ -196,15 +195,7 @@ def check_lying_server(build):
 
 
 def main():
-    p = argparse.ArgumentParser()
-    p.add_argument("--build", required=True)
-    a = p.parse_args()
-    build = os.path.realpath(a.build)
-    failures = check_running_variants(build) + check_lying_server(build)
-    if failures:
-        print("\n".join(["", "FAILURES:"] + failures), file=sys.stderr)
-        return 1
-    return 0
+    return observe.run_checks(check_running_variants, check_lying_server)
 
 
 if __name__ == "__main__":

@@ -23,34 +23,13 @@
 #include "support/background_client.hpp"
 #include "support/canned_server.hpp"
 #include "support/client_process.hpp"
+#include "support/json_report.hpp"
 #include "support/eventually.hpp"
 #include "support/metrics.hpp"
 #include "support/server_process.hpp"
 
 namespace socket_test {
 namespace {
-
-std::uint64_t report_number(const std::string& json, const char* pointer) {
-  simdjson::dom::parser parser;
-  simdjson::dom::element doc;
-  if (parser.parse(json).get(doc) != simdjson::SUCCESS) {
-    ADD_FAILURE() << "not a JSON report: " << json;
-    return 0;
-  }
-  std::uint64_t value = 0;
-  if (doc.at_pointer(pointer).get(value) != simdjson::SUCCESS) ADD_FAILURE() << pointer << " missing in " << json;
-  return value;
-}
-
-bool report_flag(const std::string& json, const char* pointer) {
-  simdjson::dom::parser parser;
-  simdjson::dom::element doc;
-  bool value = false;
-  if (parser.parse(json).get(doc) != simdjson::SUCCESS || doc.at_pointer(pointer).get(value) != simdjson::SUCCESS) {
-    ADD_FAILURE() << pointer << " missing in " << json;
-  }
-  return value;
-}
 
 // A listener on 127.0.0.1 that answers the first request it reads with a
 // response and then behaves as `Ending` says. Connections that send nothing
@@ -135,10 +114,11 @@ TEST(ClientErrors, a_refused_reconnect_is_a_connect_error) {
   const ClientRun run = run_client({"-n", "3", "-c", "1", "-d", "20s", "--json", server.url()});
   EXPECT_EQ(run.exit_code, 1) << run.err;
   EXPECT_TRUE(server.done());
-  EXPECT_EQ(report_number(run.out, "/requests"), 1u) << run.out;
-  EXPECT_GE(report_number(run.out, "/errors/connect"), 1u) << run.out;
-  EXPECT_EQ(report_number(run.out, "/errors/read"), 0u) << run.out;
-  EXPECT_EQ(report_number(run.out, "/errors/closed"), 0u) << run.out;
+  const JsonReport report(run);
+  EXPECT_EQ(report.number("/requests"), 1u) << run.out;
+  EXPECT_GE(report.number("/errors/connect"), 1u) << run.out;
+  EXPECT_EQ(report.number("/errors/read"), 0u) << run.out;
+  EXPECT_EQ(report.number("/errors/closed"), 0u) << run.out;
 }
 
 TEST(ClientErrors, a_reset_while_waiting_for_a_response_is_a_read_error) {
@@ -148,10 +128,11 @@ TEST(ClientErrors, a_reset_while_waiting_for_a_response_is_a_read_error) {
   const ClientRun run = run_client({"-n", "1", "-c", "1", "-d", "2s", "--timeout", "500ms", "--json", server.url()});
   EXPECT_EQ(run.exit_code, 1) << run.err;
   EXPECT_TRUE(server.done());
-  EXPECT_EQ(report_number(run.out, "/requests"), 0u) << run.out;
-  EXPECT_GE(report_number(run.out, "/errors/read"), 1u) << run.out;
-  EXPECT_EQ(report_number(run.out, "/errors/closed"), 0u) << run.out;
-  EXPECT_EQ(report_number(run.out, "/errors/parse"), 0u) << run.out;
+  const JsonReport report(run);
+  EXPECT_EQ(report.number("/requests"), 0u) << run.out;
+  EXPECT_GE(report.number("/errors/read"), 1u) << run.out;
+  EXPECT_EQ(report.number("/errors/closed"), 0u) << run.out;
+  EXPECT_EQ(report.number("/errors/parse"), 0u) << run.out;
 }
 
 TEST(ClientErrors, interim_1xx_responses_are_skipped_not_counted) {
@@ -163,8 +144,9 @@ TEST(ClientErrors, interim_1xx_responses_are_skipped_not_counted) {
   const ClientRun run =
       run_client({"-n", "20", "-c", "2", "--json", "--expect-body", "Hello, World!", server.url("/plaintext")});
   EXPECT_EQ(run.exit_code, 0) << run.err;
-  EXPECT_EQ(report_number(run.out, "/requests"), 20u) << run.out;
-  EXPECT_EQ(report_number(run.out, "/errors_total"), 0u) << run.out;
+  const JsonReport report(run);
+  EXPECT_EQ(report.number("/requests"), 20u) << run.out;
+  EXPECT_EQ(report.number("/errors_total"), 0u) << run.out;
 }
 
 std::string url(const ServerProcess& server) { return "http://127.0.0.1:" + std::to_string(server.port()) + "/plaintext"; }
@@ -190,12 +172,13 @@ TEST(ClientSignals, sigterm_in_the_measured_window_reports_that_window_and_says_
   client.signal(SIGTERM);
   ASSERT_EQ(client.wait(), 0) << client.err();
   const std::string out = client.out();
-  EXPECT_TRUE(report_flag(out, "/interrupted")) << out;
-  EXPECT_EQ(report_number(out, "/errors_total"), 0u) << out;
+  const JsonReport report(out, client.err());
+  EXPECT_TRUE(report.flag("/interrupted")) << out;
+  EXPECT_EQ(report.number("/errors_total"), 0u) << out;
   // One connection, one request at a time: the client counted every answer
   // the server gave but perhaps the one in flight at the signal.
   const auto answered = std::uint64_t(scrape_metrics(metrics).value(metric::requests));
-  const std::uint64_t reported = report_number(out, "/requests");
+  const std::uint64_t reported = report.number("/requests");
   EXPECT_GE(reported + 1, answered);
   EXPECT_LE(reported, answered);
   EXPECT_NE(client.err().find("interrupted"), std::string::npos) << client.err();

@@ -26,29 +26,12 @@
 #include "support/client_process.hpp"
 #include "support/metrics.hpp"
 #include "support/server_process.hpp"
+#include "support/hdrhistogram.hpp"
+#include "support/json_report.hpp"
 #include "support/shell.hpp"
 
 namespace socket_test {
 namespace {
-
-// Debian's libhdrhistogram-java (2.1.11 in Debian 12).
-constexpr const char* hdrhistogram_jar = "/usr/share/java/hdrhistogram.jar";
-// A hang guard for one run of the JVM, never a performance bound: it starts
-// in about a second here, and much slower on a loaded machine is fine.
-constexpr int java_timeout_s = 300;
-
-// Why HdrHistogram's reader cannot run here, or empty when it can.
-std::string hdrhistogram_missing() {
-  if (::access(hdrhistogram_jar, R_OK) != 0) {
-    return std::string(hdrhistogram_jar) + " is missing: install libhdrhistogram-java (tools/install-deps.sh)";
-  }
-  const ShellRun java = run_shell("java -version");
-  if (java.exit_code != 0) {
-    return "java does not run (exit " + std::to_string(java.exit_code) +
-           "): install default-jre-headless (tools/install-deps.sh)\n" + java.output;
-  }
-  return {};
-}
 
 std::string read_file(const std::string& path) {
   std::ifstream in(path);
@@ -78,32 +61,6 @@ std::uint64_t lowest_equivalent_ns(std::uint64_t ns) {
   return (ns >> shift) << shift;
 }
 
-// The client's --json report.
-class Report {
- public:
-  explicit Report(const std::string& text) : text_(text) {
-    auto result = parser_.parse(text_);
-    ok_ = result.error() == simdjson::SUCCESS && result.value().is_object();
-    if (ok_) doc_ = result.value();
-  }
-  bool ok() const { return ok_; }
-  double number(const std::string& pointer) const {
-    double value = -1;
-    if (doc_.at_pointer(pointer).get(value) != simdjson::SUCCESS) {
-      std::uint64_t integer = 0;
-      EXPECT_EQ(doc_.at_pointer(pointer).get(integer), simdjson::SUCCESS) << pointer << " in " << text_;
-      value = double(integer);
-    }
-    return value;
-  }
-  std::uint64_t count(const std::string& pointer) const { return std::uint64_t(number(pointer)); }
-
- private:
-  std::string text_;
-  simdjson::dom::parser parser_;
-  simdjson::dom::element doc_;
-  bool ok_ = false;
-};
 
 // One row of HistogramLogProcessor's CSV interval output: the interval's
 // own count, and the totals of every interval up to it.
@@ -162,18 +119,18 @@ std::size_t log_lines(const std::string& log) {
 
 // What HdrHistogram's reader made of the log against what the client
 // reported for the same run: the count, and each figure in the same bucket.
-void expect_log_matches_report(const Processed& processed, const Report& report) {
+void expect_log_matches_report(const Processed& processed, const JsonReport& report) {
   ASSERT_FALSE(processed.intervals.empty()) << "HistogramLogProcessor read no interval";
-  const std::uint64_t requests = report.count("/requests");
+  const std::uint64_t requests = report.number("/requests");
   std::uint64_t sum = 0;
   for (const ProcessedInterval& interval : processed.intervals) sum += interval.count;
   const ProcessedInterval& last = processed.intervals.back();
   EXPECT_EQ(sum, last.total_count);
   EXPECT_EQ(last.total_count, requests) << "the log's count against the report's requests";
-  EXPECT_EQ(report.count("/latency_us/count"), requests) << "the report's latency count against its requests";
+  EXPECT_EQ(report.number("/latency_us/count"), requests) << "the report's latency count against its requests";
   const char* keys[] = {"p50", "p90", "p99", "p99_9", "p99_99", "max"};
   for (std::size_t i = 0; i < std::size(keys); ++i) {
-    const std::uint64_t reported_ns = us_text_to_ns(report.number(std::string("/latency_us/") + keys[i]));
+    const std::uint64_t reported_ns = us_text_to_ns(report.real((std::string("/latency_us/") + keys[i]).c_str()));
     const std::uint64_t read_ns = last.total_ns[i];
     // The client reports a percentile no higher than its exact maximum;
     // HdrHistogram reports the top of the bucket. Both are the bucket's.
@@ -252,11 +209,11 @@ TEST_F(ClientHistograms, two_threads_n_requests_log_report_and_hgrm_agree_with_h
   const ClientRun run = run_client(
       {"-t", "2", "-c", "4", "-n", "500", "--json", "--hdr-log", log, "--hdr-out", hgrm, url("/plaintext")});
   ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
-  const Report report(run.out);
+  const JsonReport report(run);
   ASSERT_TRUE(report.ok()) << run.out;
-  EXPECT_EQ(report.count("/options/threads"), 2u);
-  EXPECT_EQ(report.count("/requests"), 500u);
-  EXPECT_EQ(report.count("/errors_total"), 0u);
+  EXPECT_EQ(report.number("/options/threads"), 2u);
+  EXPECT_EQ(report.number("/requests"), 500u);
+  EXPECT_EQ(report.number("/errors_total"), 0u);
   EXPECT_EQ(scrape_metrics(server.port()).value(metric::responses(200)), 500);
   EXPECT_GE(log_lines(log), 1u);
 
@@ -277,11 +234,11 @@ TEST_F(ClientHistograms, a_timed_run_logs_every_reported_response_and_none_of_th
   const ClientRun run = run_client({"-t", "2", "-c", "4", "-w", "1s", "-d", "2s", "--json", "--hdr-log", log,
                                     "--hdr-out", hgrm, url("/plaintext")});
   ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
-  const Report report(run.out);
+  const JsonReport report(run);
   ASSERT_TRUE(report.ok()) << run.out;
-  const std::uint64_t requests = report.count("/requests");
+  const std::uint64_t requests = report.number("/requests");
   EXPECT_GT(requests, 0u);
-  EXPECT_EQ(report.count("/errors_total"), 0u);
+  EXPECT_EQ(report.number("/errors_total"), 0u);
   // The server answered the warm-up too: beyond the window's responses, all
   // but at most one per connection (in flight when the window closed) were
   // the warm-up's, thousands in a second. A client that counted its warm-up

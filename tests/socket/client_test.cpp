@@ -28,6 +28,8 @@
 #include "support/canned_server.hpp"
 #include "support/client_process.hpp"
 #include "support/eventually.hpp"
+#include "support/hdrhistogram.hpp"
+#include "support/json_report.hpp"
 #include "support/metrics.hpp"
 #include "support/requests.hpp"
 #include "support/server_process.hpp"
@@ -41,49 +43,6 @@ std::string url(const ServerProcess& server, const std::string& path) {
   return "http://127.0.0.1:" + std::to_string(server.port()) + path;
 }
 
-// The client's --json report, parsed; fails the test when it is not one object.
-class JsonReport {
- public:
-  explicit JsonReport(const ClientRun& run) : text_(run.out) {
-    auto result = parser_.parse(text_);
-    if (result.error() != simdjson::SUCCESS) {
-      ADD_FAILURE() << "stdout is not JSON: " << simdjson::error_message(result.error()) << "\n"
-                    << run.out << "\nstderr:\n"
-                    << run.err;
-      return;
-    }
-    doc_ = result.value();
-    ok_ = doc_.is_object();
-    EXPECT_TRUE(ok_) << run.out;
-  }
-  bool ok() const { return ok_; }
-  std::uint64_t number(const char* pointer) const {
-    std::uint64_t value = 0;
-    const auto error = doc_.at_pointer(pointer).get(value);
-    EXPECT_EQ(error, simdjson::SUCCESS) << pointer << " in " << text_;
-    return value;
-  }
-  double real(const char* pointer) const {
-    double value = 0;
-    const auto error = doc_.at_pointer(pointer).get(value);
-    EXPECT_EQ(error, simdjson::SUCCESS) << pointer << " in " << text_;
-    return value;
-  }
-  std::string text(const char* pointer) const {
-    std::string_view value;
-    const auto error = doc_.at_pointer(pointer).get(value);
-    EXPECT_EQ(error, simdjson::SUCCESS) << pointer << " in " << text_;
-    return std::string(value);
-  }
-  bool has(const char* key) const { return doc_[key].error() == simdjson::SUCCESS; }
-  bool is_null(const char* pointer) const { return doc_.at_pointer(pointer).is_null(); }
-
- private:
-  std::string text_;
-  simdjson::dom::parser parser_;
-  simdjson::dom::element doc_;
-  bool ok_ = false;
-};
 
 class ClientAgainstServer : public testing::Test {
  protected:
@@ -357,24 +316,6 @@ std::string read_file(const std::string& path) {
   return text.str();
 }
 
-// Debian's libhdrhistogram-java and a java to run it are test dependencies
-// (tools/install-deps.sh installs both): without them the test fails and
-// says what to install, never skips.
-constexpr const char* hdrhistogram_jar = "/usr/share/java/hdrhistogram.jar";
-
-// Why HdrHistogram's reader cannot run here, or empty when it can.
-std::string hdrhistogram_missing() {
-  if (::access(hdrhistogram_jar, R_OK) != 0) {
-    return std::string(hdrhistogram_jar) + " is missing: install libhdrhistogram-java (tools/install-deps.sh)";
-  }
-  const ShellRun java = run_shell("java -version");
-  if (java.exit_code != 0) {
-    return "java does not run (exit " + std::to_string(java.exit_code) +
-           "): install default-jre-headless (tools/install-deps.sh)\n" + java.output;
-  }
-  return {};
-}
-
 // One thread, no warm-up, and a window of one and a half intervals, so the
 // log's last interval is a partial one (tests/socket/client_histograms_test.cpp
 // runs two threads, with -n and with whole intervals after a warm-up).
@@ -394,7 +335,7 @@ TEST_F(ClientAgainstServer, hdr_log_is_read_by_hdrhistograms_own_log_processor_w
   for (std::string line; std::getline(log_lines, line);) intervals += line.find(",HISTF") != std::string::npos;
   EXPECT_EQ(intervals, 2);
   // timeout: a hang guard for the JVM, never a performance bound.
-  const std::string command = std::string("timeout 300 java -cp ") + hdrhistogram_jar +
+  const std::string command = "timeout " + std::to_string(java_timeout_s) + " java -cp " + hdrhistogram_jar +
                               " org.HdrHistogram.HistogramLogProcessor -i " + log + " -o " + theirs;
   const ShellRun processed_run = run_shell(command);
   ASSERT_EQ(processed_run.exit_code, 0) << command << "\n" << processed_run.output;

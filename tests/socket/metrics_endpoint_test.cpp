@@ -16,6 +16,7 @@
 
 #include "support/checks.hpp"
 #include "support/eventually.hpp"
+#include "support/ipv6.hpp"
 #include "support/metrics.hpp"
 #include "support/proc_state.hpp"
 #include "support/server_process.hpp"
@@ -199,27 +200,6 @@ TEST(MetricsEndpointOptions, a_busy_metrics_address_stops_the_server_with_exit_1
   ::close(taken);
 }
 
-// GET /metrics over IPv6 loopback with a bare socket (Connection speaks IPv4).
-std::string ask_ipv6(std::uint16_t port) {
-  const int fd = ::socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return "";
-  timeval timeout{5, 0};
-  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
-  sockaddr_in6 address{};
-  address.sin6_family = AF_INET6;
-  address.sin6_addr = in6addr_loopback;
-  address.sin6_port = htons(port);
-  std::string out;
-  const std::string request_bytes = get("/metrics");
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0 &&
-      ::send(fd, request_bytes.data(), request_bytes.size(), MSG_NOSIGNAL) == ssize_t(request_bytes.size())) {
-    char chunk[4096];
-    ssize_t n = 0;
-    while ((n = ::recv(fd, chunk, sizeof chunk, 0)) > 0) out.append(chunk, std::size_t(n));
-  }
-  ::close(fd);
-  return out;
-}
 
 TEST(MetricsEndpointOptions, listens_on_an_ipv6_address) {
   const int probe = ::socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -232,7 +212,7 @@ TEST(MetricsEndpointOptions, listens_on_an_ipv6_address) {
   ServerProcess server({"--shards", "1", "--metrics-address", "[::1]:0"});
   ASSERT_TRUE(server.metrics_port()) << server.startup_line();
   EXPECT_TRUE(ends_with(server.startup_line(), " metrics=[::1]:" + std::to_string(*server.metrics_port())));
-  const std::string answer = ask_ipv6(*server.metrics_port());
+  const std::string answer = exchange_over_ipv6(*server.metrics_port(), get("/metrics"));
   EXPECT_EQ(answer.substr(0, 15), "HTTP/1.1 200 OK") << answer.substr(0, 200);
   EXPECT_NE(answer.find("ringhttp_requests_total "), std::string::npos);
 }

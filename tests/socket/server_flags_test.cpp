@@ -19,6 +19,7 @@
 
 #include "support/checks.hpp"
 #include "support/eventually.hpp"
+#include "support/ipv6.hpp"
 #include "support/metrics.hpp"
 #include "support/server_process.hpp"
 #include "support/stream_pattern.hpp"
@@ -292,39 +293,6 @@ TEST(ServerFlags, head_on_every_get_route_has_the_get_status_and_headers_and_no_
 }
 
 // --- --address with IPv6 -----------------------------------------------------
-
-bool has_ipv6_loopback() {
-  const int probe = ::socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (probe < 0) return false;
-  sockaddr_in6 address{};
-  address.sin6_family = AF_INET6;
-  address.sin6_addr = in6addr_loopback;
-  const bool bound = ::bind(probe, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0;
-  ::close(probe);
-  return bound;
-}
-
-// One request with Connection: close to [::1]:port over a bare socket
-// (Connection speaks IPv4); everything the server sent until it closed.
-std::string exchange_over_ipv6(std::uint16_t port, const std::string& request_bytes) {
-  const int fd = ::socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) throw std::runtime_error("socket(AF_INET6) failed");
-  const timeval timeout{5, 0};
-  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
-  sockaddr_in6 address{};
-  address.sin6_family = AF_INET6;
-  address.sin6_addr = in6addr_loopback;
-  address.sin6_port = htons(port);
-  std::string out;
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0 &&
-      ::send(fd, request_bytes.data(), request_bytes.size(), MSG_NOSIGNAL) == ssize_t(request_bytes.size())) {
-    char chunk[4096];
-    ssize_t n = 0;
-    while ((n = ::recv(fd, chunk, sizeof chunk, 0)) > 0) out.append(chunk, std::size_t(n));
-  }
-  ::close(fd);
-  return out;
-}
 
 TEST(ServerFlags, address_ipv6_loopback_listens_there_and_answers) {
   if (!has_ipv6_loopback()) GTEST_SKIP() << "this machine has no ::1";
