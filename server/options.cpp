@@ -37,7 +37,7 @@ constexpr const char* usage_text =
     "  --connections-max N       connections per shard (default 4096)\n"
     "  --output-bytes-max N      unsent bytes per connection before reading stops (default 262144)\n"
     "  --output-blocks N         connections per shard with responses queued or in flight at once; the\n"
-    "                            others wait, input paused (default 1024)\n"
+    "                            others wait, input paused (default 0: as many as --connections-max)\n"
     "  --shutdown-timeout-ms N   time in-flight responses get on SIGTERM/SIGINT (default 5000)\n"
     "  --ring-entries N          io_uring SQ entries per shard (default 1024)\n"
     "  --jwt-secret-file PATH    HS256 secret for routes behind a bearer token (/profile);\n"
@@ -203,7 +203,7 @@ ParseOutcome parse_options(int argc, char** argv, Options& out) {
     } else if (flag == "--connections-max") {
       ok = parse_number<std::uint32_t>(value, 1, 1 << 20, out.connections_max);
     } else if (flag == "--output-blocks") {
-      ok = parse_number<std::uint32_t>(value, 1, 1 << 20, out.output_blocks);
+      ok = parse_number<std::uint32_t>(value, 0, 1 << 20, out.output_blocks);
     } else if (flag == "--output-bytes-max") {
       ok = parse_number<std::uint32_t>(value, 4096, 1 << 30, out.output_bytes_max);
     } else if (flag == "--shutdown-timeout-ms") {

@@ -43,9 +43,13 @@ struct Options {
   std::uint32_t connections_max = 4096;         // per shard; the table is reserved up front
   std::uint32_t output_bytes_max = 256 * 1024;  // unsent bytes per connection before it stops reading
   // Output blocks per shard (a response queue and its iovecs, about 47 KiB
-  // each, touched only as used): how many connections may have responses
-  // queued or in flight at once; the others wait their turn, input paused.
-  std::uint32_t output_blocks = 1024;
+  // of address space each, touched only as used): how many connections may
+  // have responses queued or in flight at once; the others wait their turn,
+  // input paused. 0: as many as --connections-max, so the pool never runs
+  // out before the table does: with fewer, clients that read slowly enough
+  // to keep their sends progressing could hold every block and make
+  // everyone else wait.
+  std::uint32_t output_blocks = 0;
   std::uint32_t shutdown_timeout_ms = 5'000;    // how long in-flight responses may take on SIGTERM
   std::uint32_t ring_entries = 1024;            // SQ entries per shard
 

@@ -118,7 +118,9 @@ bool Shard::setup() {
   }
   // Likewise the output blocks: reserved whole, touched as lent, and the
   // warmest reused first.
-  if (std::string e = output_blocks_.init(std::min(options_.output_blocks, options_.connections_max)); !e.empty()) {
+  const std::uint32_t blocks = options_.output_blocks == 0 ? options_.connections_max
+                                                           : std::min(options_.output_blocks, options_.connections_max);
+  if (std::string e = output_blocks_.init(blocks); !e.empty()) {
     error_ = std::move(e);
     return false;
   }
