@@ -1,7 +1,11 @@
 #pragma once
-// One client connection: a slot in its shard's preallocated table. It owns
-// its parser, its bounded output queue, the iovecs of its one send in flight
-// and the receive buffers it holds while its input is paused.
+// One client connection: a slot in its shard's preallocated table. The slot
+// holds what an idle keep-alive connection needs (its state, descriptor,
+// generation, deadlines and the parser's own state, about 600 bytes); what
+// a busy one needs more is lent by the shard from pools and given back when
+// it is done with it (OutputBlock: the parser's buffers for a request in
+// progress, the response queue and the send's iovecs; HeldBlock: the
+// received chunks held while its input is paused).
 //
 // Lifetime: a slot is handed out at accept with a new generation, and freed
 // only when the connection is closing and its in-flight operation count is
@@ -25,6 +29,7 @@ namespace ringhttp::server {
 
 class Shard;
 struct OutputBlock;
+struct HeldBlock;
 
 enum class ConnState : std::uint8_t {
   free,       // slot unused
@@ -104,30 +109,29 @@ struct Connection final : http::RequestEvents {
   std::uint64_t linger_deadline_ms = 0;
   std::uint64_t requests_done = 0;
 
-  // The send batch in progress: its iovecs, a cursor advanced by short
-  // writes, and what it retires once written. The kernel has consumed the
-  // msghdr and iovecs by the time a send's SQE is consumed
-  // (IORING_FEAT_SUBMIT_STABLE), and they are left alone until its result;
-  // the bytes they point at must stay unchanged until a zero-copy send's
+  // The send batch in progress (its msghdr and iovecs are the output
+  // block's): what it has left, and what it retires once written. The bytes
+  // the iovecs point at must stay unchanged until a zero-copy send's
   // notification too, so written responses stay queued (`written_responses`)
   // until no notification is pending.
-  msghdr msg{};
   std::uint64_t send_bytes_left = 0;           // 0 once the whole batch is written
   std::uint32_t send_retires = 0;              // whole responses the send carries
   std::uint64_t send_stream_bytes = 0;         // bytes of a stream left in progress at its end
   std::uint32_t written_responses = 0;         // at the front of `out`: written, not yet released
   std::uint32_t zc_notifications_pending = 0;  // zero-copy sends whose result came but not their notification
 
-  HeldInput<InputChunk, held_chunks_max> held;
+  // Chunks held while input is paused: a ring lent by the shard on the
+  // first chunk held and given back when the last is taken. Null while none.
+  HeldBlock* held = nullptr;
   std::uint8_t held_buffers = 0;  // held chunks that are provided buffers
 
   std::string metrics_text;  // grown on first /metrics, reused after
 
-  // The response queue and the iovecs of the send in flight, lent by the
-  // shard (Shard::lend_output) while the connection has a request being
-  // parsed, a response queued or a send (or a zero-copy notification)
-  // pending, and given back when it has none: an idle connection holds no
-  // output memory. Null while none is lent.
+  // The parser's buffers, the response queue and the send's iovecs, lent by
+  // the shard (Shard::lend_output) while the connection has a request in
+  // progress, a response queued or a send (or a zero-copy notification)
+  // pending, and given back when it has none: an idle connection holds
+  // none. Null while none is lent.
   OutputBlock* output = nullptr;
   bool waiting_output = false;  // on the shard's list for a block, input paused
   bool output_granted = false;  // handed a block off that list: resume its input after the batch
@@ -137,20 +141,29 @@ struct Connection final : http::RequestEvents {
 
   bool output_empty() const;
   std::size_t output_size() const;
+  bool held_empty() const;
 
-  // The parser last: its fields, then buffers touched only as far as a
-  // request reaches.
+  // Its state only: its buffers are the output block's.
   http::RequestParser parser;
 
   void on_request_headers(const http::RequestHead& head) override;
   bool on_request(const http::RequestHead& head) override;
 };
 
-// What a connection with output in flight borrows from its shard's pool
-// (a SlotTable: constructed on first use, reused warmest first).
+// What a busy connection borrows from its shard's pool (a SlotTable:
+// constructed on first use, reused warmest first, touched only as far as
+// requests and responses reach).
 struct OutputBlock {
   std::uint32_t slot = 0;
   std::uint32_t generation = 0;
+  // The send batch in flight: a cursor over `iov`, advanced by short
+  // writes. The kernel has consumed the msghdr and iovecs by the time a
+  // send's SQE is consumed (IORING_FEAT_SUBMIT_STABLE); they are left alone
+  // until its result.
+  msghdr msg;
+  // A request in progress: the head, target, kept headers and small body
+  // the parser keeps (RequestParser::Buffers).
+  http::RequestParser::Buffers request;
   // The queue's slot fields first, then its byte arrays (touched only as
   // far as bodies reach), then the iovecs (filled by each flush, never
   // zeroed).
@@ -158,7 +171,16 @@ struct OutputBlock {
   std::array<iovec, Connection::iovecs_max> iov;
 };
 
+// The received chunks a paused connection holds, from a pool of its own:
+// a waiter for an output block holds input but no block.
+struct HeldBlock {
+  std::uint32_t slot = 0;
+  std::uint32_t generation = 0;
+  HeldInput<InputChunk, Connection::held_chunks_max> chunks;
+};
+
 inline bool Connection::output_empty() const { return output == nullptr || output->out.empty(); }
 inline std::size_t Connection::output_size() const { return output == nullptr ? 0 : output->out.size(); }
+inline bool Connection::held_empty() const { return held == nullptr || held->chunks.empty(); }
 
 }  // namespace ringhttp::server

@@ -116,9 +116,14 @@ void render_metrics(std::span<const ShardCounters* const> shards, std::string& o
   counter("ringhttp_rate_limited_total", "Requests refused by the rate limiter (429).",
           [](const ShardCounters& c) -> const metrics::Counter& { return c.rate_limited; });
   w.family("ringhttp_output_blocks_lent", "gauge",
-           "Output blocks (a response queue and its iovecs) lent now to connections with output to make or send.");
+           "Output blocks (the parser's buffers, a response queue and its iovecs) lent now to connections with a "
+           "request in progress or output to make or send.");
   w.sample("ringhttp_output_blocks_lent",
            sum(shards, [](const ShardCounters& c) -> const metrics::Gauge& { return c.output_blocks_lent; }));
+  w.family("ringhttp_held_input_rings_lent", "gauge",
+           "Rings of received chunks lent now to connections whose input is paused.");
+  w.sample("ringhttp_held_input_rings_lent",
+           sum(shards, [](const ShardCounters& c) -> const metrics::Gauge& { return c.held_rings_lent; }));
   counter("ringhttp_output_block_waits_total",
           "Connections that found every output block lent and waited for one, input paused.",
           [](const ShardCounters& c) -> const metrics::Counter& { return c.output_block_waits; });

@@ -80,10 +80,11 @@ struct ShardCounters {
   Counter zc_copied;
   std::array<Counter, std::size_t(auth::TokenError::count_)> token_refusals;  // none's slot stays 0
   Counter rate_limited;
-  Counter rate_limit_evictions;
+  Counter rate_limit_evictions;       // clients forgotten because their set of the limiter's table was full
   metrics::Gauge output_blocks_lent;  // output blocks lent to connections now
   Counter output_block_waits;         // connections that found every block lent and waited
-  Counter output_block_refusals;      // closed unanswered for want of a block (waited too long, or a 408 unsent)  // clients forgotten because their set of the limiter's table was full
+  Counter output_block_refusals;      // closed unanswered for want of a block (waited too long, or a 408 unsent)
+  metrics::Gauge held_rings_lent;     // rings of held input lent to paused connections now
 };
 
 // Renders the sum over `shards` in Prometheus text format into `out`.

@@ -124,6 +124,12 @@ bool Shard::setup() {
     error_ = std::move(e);
     return false;
   }
+  // Held rings: one per connection at most, so as many as the table (never
+  // short), touched only as connections pause.
+  if (std::string e = held_blocks_.init(options_.connections_max); !e.empty()) {
+    error_ = std::move(e);
+    return false;
+  }
   void* spill = ::mmap(nullptr, std::size_t(spill_blocks) * recv_buffer_bytes, PROT_READ | PROT_WRITE,
                        MAP_ANONYMOUS | MAP_PRIVATE, -1, 0);
   if (spill == MAP_FAILED) {
@@ -407,9 +413,9 @@ void Shard::start_connection(Connection& conn, int fd) {
   conn.send_progress_ms = now_ms_;
   conn.requests_done = 0;
   conn.parser.reset(limits_, &conn);
-  assert(conn.output == nullptr && !conn.waiting_output);
+  assert(conn.output == nullptr && !conn.waiting_output && !conn.parser.has_buffers());
   conn.output_granted = false;
-  conn.held.clear();
+  assert(conn.held == nullptr);
   conn.held_buffers = 0;
   ++open_count_;
   counters_.connections_accepted.add();
@@ -593,17 +599,24 @@ void Shard::hold(Connection& conn, InputChunk chunk, bool at_front) {
   // blocks hold, or 64 chunks, the connection is closed.
   const bool over_share = conn.held_buffers >= Connection::held_buffers_max || held_buffers_ >= held_buffers_shard_max;
   const bool fits =
-      !conn.held.full() && (!is_provided(chunk) || !over_share || spill(chunk));
+      (conn.held == nullptr || !conn.held->chunks.full()) && (!is_provided(chunk) || !over_share || spill(chunk));
   if (!fits) {
     counters_.input_overflow.add();
     release_chunk(chunk);
     abort(conn);
     return;
   }
+  if (conn.held == nullptr) {
+    // As many rings as slots, one per connection at most: never short.
+    conn.held = held_blocks_.acquire();
+    assert(conn.held != nullptr);
+    conn.held->chunks.clear();
+    counters_.held_rings_lent.set(++held_rings_lent_);
+  }
   if (at_front) {
-    conn.held.push_front(chunk);
+    conn.held->chunks.push_front(chunk);
   } else {
-    conn.held.push_back(chunk);
+    conn.held->chunks.push_back(chunk);
   }
   if (is_provided(chunk)) {
     ++conn.held_buffers;
@@ -612,8 +625,16 @@ void Shard::hold(Connection& conn, InputChunk chunk, bool at_front) {
   }
 }
 
+// Takes the oldest held chunk; the ring goes back with the last one.
 InputChunk Shard::unhold(Connection& conn) {
-  const InputChunk chunk = conn.held.pop_front();
+  assert(!conn.held_empty());
+  const InputChunk chunk = conn.held->chunks.pop_front();
+  if (conn.held->chunks.empty()) {
+    held_blocks_.release(*conn.held);
+    conn.held = nullptr;
+    assert(held_rings_lent_ > 0);
+    counters_.held_rings_lent.set(--held_rings_lent_);
+  }
   if (chunk.buffer_id != uring::ReceiveBuffers::own_buffer && chunk.buffer_id < spill_id_base) {
     assert(conn.held_buffers > 0 && held_buffers_ > 0);
     --conn.held_buffers;
@@ -624,7 +645,8 @@ InputChunk Shard::unhold(Connection& conn) {
 }
 
 void Shard::drop_held(Connection& conn) {
-  while (!conn.held.empty()) release_chunk(unhold(conn));
+  while (!conn.held_empty()) release_chunk(unhold(conn));
+  assert(conn.held == nullptr);
 }
 
 void Shard::pause_input(Connection& conn) {
@@ -649,7 +671,7 @@ bool Shard::can_take_more(const Connection& conn) const {
 void Shard::resume_input(Connection& conn) {
   assert(conn.input_paused);
   conn.input_paused = false;
-  while (!conn.held.empty() && !conn.input_paused && conn.state == ConnState::open) consume(conn, unhold(conn));
+  while (!conn.held_empty() && !conn.input_paused && conn.state == ConnState::open) consume(conn, unhold(conn));
   if (conn.state != ConnState::open || conn.input_paused) return;
   if (conn.peer_eof) {
     // Everything the peer sent before its FIN has been read: answer, close.
@@ -735,8 +757,9 @@ void Shard::finish_response(Connection&, PendingResponse& r, std::uint64_t conte
 
 void Shard::queue_error(Connection& conn, int status) {
   if (conn.output == nullptr && !lend_output(conn)) {
-    // A deadline passed on a connection holding no block (a request begun
-    // and left unfinished), and every block is lent: no room to say why.
+    // Not for a parse error or a request's deadline (a request in progress
+    // holds its block); should a connection ever come here without one while
+    // every block is lent, there is no room to say why.
     counters_.output_block_refusals.add();
     abort(conn);
     return;
@@ -771,19 +794,19 @@ void Shard::flush(Connection& conn) {
   const auto [n, total, retires, stream_bytes] =
       build_send_batch(conn.output->out, conn.written_responses, date_.line(), conn.output->iov);
   assert(total > 0);
-  conn.msg = msghdr{};
-  conn.msg.msg_iov = conn.output->iov.data();
-  conn.msg.msg_iovlen = n;
+  conn.output->msg = msghdr{};
+  conn.output->msg.msg_iov = conn.output->iov.data();
+  conn.output->msg.msg_iovlen = n;
   conn.send_bytes_left = total;
   conn.send_retires = retires;
   conn.send_stream_bytes = stream_bytes;
   submit_send(conn);
 }
 
-// One send of what conn.msg's cursor still covers, by the shard's send path.
+// One send of what the block's msghdr cursor still covers, by the shard's send path.
 void Shard::submit_send(Connection& conn) {
   assert(!conn.send_inflight);
-  assert(conn.msg.msg_iovlen > 0);
+  assert(conn.output->msg.msg_iovlen > 0);
   io_uring_sqe* sqe = ring_.sqe();
   switch (send_.mode) {
     case SendMode::writev:
@@ -791,16 +814,16 @@ void Shard::submit_send(Connection& conn) {
       // gone raises SIGPIPE, which server/main.cpp ignores process-wide, so
       // it fails with -EPIPE as a sendmsg would. The offset must be 0: a
       // socket has no file position (sock_write_iter refuses any other).
-      io_uring_prep_writev(sqe, conn.fd, conn.msg.msg_iov, unsigned(conn.msg.msg_iovlen), 0);
+      io_uring_prep_writev(sqe, conn.fd, conn.output->msg.msg_iov, unsigned(conn.output->msg.msg_iovlen), 0);
       break;
-    case SendMode::sendmsg: io_uring_prep_sendmsg(sqe, conn.fd, &conn.msg, MSG_NOSIGNAL); break;
+    case SendMode::sendmsg: io_uring_prep_sendmsg(sqe, conn.fd, &conn.output->msg, MSG_NOSIGNAL); break;
     case SendMode::zc:
       // The kernel pins the pages instead of copying them: every byte the
       // iovecs point at must stay as it is until this send's notification
       // (release_written waits for it); the msghdr and iovecs themselves are
       // consumed with the SQE (IORING_FEAT_SUBMIT_STABLE, 5.5) and left
       // alone until the result anyway.
-      io_uring_prep_sendmsg_zc(sqe, conn.fd, &conn.msg, MSG_NOSIGNAL);
+      io_uring_prep_sendmsg_zc(sqe, conn.fd, &conn.output->msg, MSG_NOSIGNAL);
       if (send_.zc_report_usage) sqe->ioprio |= IORING_SEND_ZC_REPORT_USAGE;
       break;
   }
@@ -836,7 +859,7 @@ void Shard::on_send(Connection& conn, std::int32_t res, std::uint32_t flags) {
   if (std::uint64_t(res) < conn.send_bytes_left) {
     // Short write: resume from exactly the next unsent byte.
     counters_.sends_short.add();
-    advance_iovecs(conn.msg, std::size_t(res));
+    advance_iovecs(conn.output->msg, std::size_t(res));
     conn.send_bytes_left -= std::uint64_t(res);
     // A zero-copy resumption may go before the earlier part's notification:
     // it reads the same, unchanged bytes, and the cursor moved only within
@@ -879,6 +902,7 @@ bool Shard::lend_output(Connection& conn) {
   if (block == nullptr) return false;
   block->out.clear();
   conn.output = block;
+  conn.parser.lend_buffers(&block->request);
   ++output_blocks_lent_;
   counters_.output_blocks_lent.set(output_blocks_lent_);
   return true;
@@ -888,6 +912,7 @@ bool Shard::lend_output(Connection& conn) {
 // nothing in flight any more (closing at zero), or nothing queued.
 void Shard::return_output(Connection& conn) {
   if (conn.output == nullptr) return;
+  conn.parser.take_buffers();
   output_blocks_.release(*conn.output);
   conn.output = nullptr;
   assert(output_blocks_lent_ > 0);
@@ -896,12 +921,13 @@ void Shard::return_output(Connection& conn) {
   grant_output();
 }
 
-// A block goes back as soon as nothing refers to it: no response queued or
-// written and awaiting a zero-copy notification, no send in flight. A
-// request begun but not yet complete refers to none (its parser's buffers
-// are the connection's own), so an idle keep-alive connection holds none.
+// A block goes back as soon as nothing refers to it: no request in
+// progress (an open connection's parser keeps it in the block), no
+// response queued or written and awaiting a zero-copy notification, no
+// send in flight. Between requests an idle keep-alive connection holds none.
 void Shard::maybe_return_output(Connection& conn) {
   if (conn.output == nullptr || conn.state == ConnState::closing || conn.state == ConnState::free) return;
+  if (conn.state == ConnState::open && conn.parser.in_message()) return;
   if (!conn.output->out.empty() || conn.send_inflight || conn.zc_notifications_pending > 0) return;
   assert(conn.written_responses == 0);
   return_output(conn);
@@ -1132,7 +1158,7 @@ bool Shard::reclaim_idle() {
   for (std::uint32_t i = 0; i < table_.constructed(); ++i) {
     Connection& c = table_[i];
     const bool idle = c.state == ConnState::open && !c.parser.in_message() && c.output_empty() && !c.send_inflight &&
-                      c.held.empty();
+                      c.held_empty();
     if (idle && (oldest == nullptr || c.last_activity_ms < oldest->last_activity_ms)) oldest = &c;
   }
   if (oldest == nullptr) return false;

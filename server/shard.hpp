@@ -150,6 +150,9 @@ class Shard {
   // that found none wait in arrival order (a list through their slots).
   uring::SlotTable<OutputBlock> output_blocks_;
   std::uint32_t output_blocks_lent_ = 0;
+  // Rings of held input, lent to paused connections (as many as slots).
+  uring::SlotTable<HeldBlock> held_blocks_;
+  std::uint32_t held_rings_lent_ = 0;
   std::uint32_t wait_head_ = no_slot;
   std::uint32_t wait_tail_ = no_slot;
   std::vector<std::uint32_t> dirty_;

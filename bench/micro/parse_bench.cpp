@@ -57,8 +57,10 @@ BENCHMARK(ParseLlhttpBare)->Arg(16)->Iterations(20000);
 void ParseRequestParser(benchmark::State& state) {
   const std::string input = repeated(int(state.range(0)));
   CountingEvents events;
+  RequestParser::Buffers buffers;
   RequestParser parser;
   parser.reset({}, &events);
+  parser.lend_buffers(&buffers);
   for (auto _ : state) {
     const auto result = parser.feed(input.data(), input.size());
     if (result.status != RequestParser::Status::done) state.SkipWithError("parse error");

@@ -223,6 +223,7 @@ void RequestParser::reset(const Limits& limits, RequestEvents* events) {
 
 RequestParser::Result RequestParser::feed(const char* data, std::size_t len) {
   assert(error_ == ParseError::none);
+  assert(buf_ != nullptr && "a parser is fed only with buffers lent");
   const char* const end = data + len;
   const char* pos = data;
   scan_from_ = data;
@@ -280,13 +281,13 @@ RequestParser::Result RequestParser::deliver(const char* data, const char* at) {
     // What follows is chunked framing or body data, not the header section.
     past_headers_ = true;
     framing_run_bytes_ = 0;
-    if (head_.expect_continue && events_ != nullptr) events_->on_request_headers(head_);
+    if (buf_->head.expect_continue && events_ != nullptr) events_->on_request_headers(buf_->head);
     return {Status::done, std::size_t(at - data)};
   }
   // The next request's framing starts here.
   past_headers_ = false;
   framing_run_bytes_ = 0;
-  const bool pause = events_ != nullptr && events_->on_request(head_);
+  const bool pause = events_ != nullptr && events_->on_request(buf_->head);
   return {pause ? Status::paused : Status::done, std::size_t(at - data)};
 }
 
@@ -391,13 +392,13 @@ int RequestParser::on_message_begin(llhttp_t* p) {
 int RequestParser::on_url(llhttp_t* p, const char* at, std::size_t len) {
   RequestParser& s = self(p);
   if (s.target_len_ + len > target_bytes_max) return s.fail(ParseError::target_too_long);
-  std::memcpy(s.target_ + s.target_len_, at, len);
+  std::memcpy(s.buf_->target + s.target_len_, at, len);
   s.target_len_ = std::uint16_t(s.target_len_ + len);
   return 0;
 }
 
 void RequestParser::classify_name() {
-  const std::string_view name(name_, name_len_);
+  const std::string_view name(buf_->name, name_len_);
   if (!name_skipped_ && name == "expect") {
     inspected_ = Inspected::expect;
   } else if (!name_skipped_ && name == "transfer-encoding") {
@@ -426,7 +427,7 @@ void RequestParser::classify_name() {
 }
 
 void RequestParser::end_header_line() {
-  const std::string_view value = trim(std::string_view(value_, value_len_));
+  const std::string_view value = trim(std::string_view(buf_->value, value_len_));
   if (inspected_ == Inspected::expect) {
     expect_continue_ = !value_overflow_ && value == "100-continue";
   } else if (inspected_ == Inspected::transfer_encoding) {
@@ -434,7 +435,7 @@ void RequestParser::end_header_line() {
     if (value_overflow_ || value != "chunked") transfer_encoding_chunked_only_ = false;
   } else if (inspected_ == Inspected::kept) {
     KeptSpan& span = kept_[std::size_t(kept_kind_)];
-    const std::string_view raw(kept_bytes_ + kept_begin_, std::size_t(kept_len_ - kept_begin_));
+    const std::string_view raw(buf_->kept_bytes + kept_begin_, std::size_t(kept_len_ - kept_begin_));
     const std::string_view trimmed = trim(raw);
     if (span.present || kept_overflow_) {
       // Repeated, or too long to keep: unusable either way, and its bytes
@@ -443,7 +444,7 @@ void RequestParser::end_header_line() {
       span.begin = span.len = 0;
       kept_len_ = kept_begin_;
     } else {
-      span.begin = std::uint16_t(trimmed.data() - kept_bytes_);
+      span.begin = std::uint16_t(trimmed.data() - buf_->kept_bytes);
       span.len = std::uint16_t(trimmed.size());
     }
     span.present = true;
@@ -468,7 +469,7 @@ int RequestParser::on_header_field(llhttp_t* p, const char* at, std::size_t len)
     s.name_skipped_ = true;  // longer than any inspected name
     return 0;
   }
-  for (std::size_t i = 0; i < len; ++i) s.name_[s.name_len_++] = ascii_lower(at[i]);
+  for (std::size_t i = 0; i < len; ++i) s.buf_->name[s.name_len_++] = ascii_lower(at[i]);
   return 0;
 }
 
@@ -494,7 +495,7 @@ int RequestParser::on_header_value(llhttp_t* p, const char* at, std::size_t len)
       s.kept_overflow_ = true;
       return 0;
     }
-    std::memcpy(s.kept_bytes_ + s.kept_len_, at, len);
+    std::memcpy(s.buf_->kept_bytes + s.kept_len_, at, len);
     s.kept_len_ = std::uint16_t(s.kept_len_ + len);
     return 0;
   }
@@ -503,7 +504,7 @@ int RequestParser::on_header_value(llhttp_t* p, const char* at, std::size_t len)
       s.value_overflow_ = true;
       break;
     }
-    s.value_[s.value_len_++] = ascii_lower(at[i]);
+    s.buf_->value[s.value_len_++] = ascii_lower(at[i]);
   }
   return 0;
 }
@@ -534,7 +535,7 @@ ParseError RequestParser::check_head(const llhttp_t* p) {
   if (host_count_ > 1 || host_invalid_) return ParseError::bad_host;
   if (host_count_ == 0 && p->http_minor >= 1) return ParseError::bad_host;
   if (p->method == HTTP_CONNECT) return ParseError::none;  // authority form; refused as an upgrade
-  const std::string_view target(target_, target_len_);
+  const std::string_view target(buf_->target, target_len_);
   if (target == "*") return p->method == HTTP_OPTIONS ? ParseError::none : ParseError::malformed;
   if (!target.empty() && target.front() == '/') return ParseError::none;
   if (absolute_form_prefix(target) == 0) return ParseError::malformed;
@@ -546,15 +547,15 @@ ParseError RequestParser::check_head(const llhttp_t* p) {
 // "/p?q", "http://h?q" becomes "/?q" and "http://h" becomes "/" (RFC 9112
 // section 3.2.2: the authority replaces Host, which was still required).
 void RequestParser::normalize_target() {
-  const std::string_view target(target_, target_len_);
+  const std::string_view target(buf_->target, target_len_);
   const std::size_t authority = absolute_form_prefix(target);
   std::size_t path = target.find_first_of("/?", authority);
   if (path == std::string_view::npos) path = target.size();
   std::size_t len = target.size() - path;
   const bool needs_slash = path == target.size() || target[path] == '?';
-  std::memmove(target_ + (needs_slash ? 1 : 0), target_ + path, len);
+  std::memmove(buf_->target + (needs_slash ? 1 : 0), buf_->target + path, len);
   if (needs_slash) {
-    target_[0] = '/';
+    buf_->target[0] = '/';
     ++len;
   }
   target_len_ = std::uint16_t(len);
@@ -579,10 +580,10 @@ int RequestParser::on_headers_complete(llhttp_t* p) {
   }
   if (const ParseError e = s.check_head(p); e != ParseError::none) return s.fail(e);
   if (has_length && p->content_length > s.limits_.body_bytes_max) return s.fail(ParseError::body_too_large);
-  RequestHead& head = s.head_;
+  RequestHead& head = s.buf_->head;
   head.llhttp_method = p->method;
   head.method = method_of(p->method);
-  head.target = std::string_view(s.target_, s.target_len_);
+  head.target = std::string_view(s.buf_->target, s.target_len_);
   head.version_major = p->http_major;
   head.version_minor = p->http_minor;
   // llhttp_should_keep_alive() without its response-only half (a request
@@ -598,7 +599,7 @@ int RequestParser::on_headers_complete(llhttp_t* p) {
   head.expect_continue = s.expect_continue_ && head.has_body;
   for (std::size_t i = 0; i < kept_header_kinds; ++i) {
     const KeptSpan& span = s.kept_[i];
-    head.kept[i] = HeaderValue{std::string_view(s.kept_bytes_ + span.begin, span.len), span.present, span.usable};
+    head.kept[i] = HeaderValue{std::string_view(s.buf_->kept_bytes + span.begin, span.len), span.present, span.usable};
   }
   head.body = {};
   head.body_truncated = false;
@@ -636,7 +637,7 @@ int RequestParser::on_body(llhttp_t* p, const char* at, std::size_t len) {
       s.body_truncated_ = true;
       s.body_len_ = 0;
     } else {
-      std::memcpy(s.body_ + s.body_len_, at, len);
+      std::memcpy(s.buf_->body + s.body_len_, at, len);
       s.body_len_ = std::uint16_t(s.body_len_ + len);
     }
   }
@@ -647,8 +648,8 @@ int RequestParser::on_body(llhttp_t* p, const char* at, std::size_t len) {
 int RequestParser::on_message_complete(llhttp_t* p) {
   RequestParser& s = self(p);
   s.in_message_ = false;
-  s.head_.body = std::string_view(s.body_, s.body_len_);
-  s.head_.body_truncated = s.body_truncated_;
+  s.buf_->head.body = std::string_view(s.buf_->body, s.body_len_);
+  s.buf_->head.body_truncated = s.body_truncated_;
   // Delivered by feed() once the request's framing has been checked.
   s.pending_ = Pending::message;
   return HPE_PAUSED;

@@ -12,15 +12,20 @@
 // no line may start with whitespace (obsolete folding), and every framing
 // byte counts against the header limit. A request's events are delivered
 // only once the scanner has seen every byte up to its end (llhttp is paused
-// there), so no request is answered whose framing was not checked. Input may arrive split at any byte; the parser keeps what it must
-// (the request target, bounded) and nothing else, so the caller may recycle
-// each input buffer as soon as feed() returns, except the unconsumed tail of
-// a paused feed. It also keeps the few header values routes and middleware
+// there), so no request is answered whose framing was not checked.
+//
+// Input may arrive split at any byte; the parser keeps what it must (the
+// request target, bounded) and nothing else, so the caller may recycle each
+// input buffer as soon as feed() returns, except the unconsumed tail of a
+// paused feed. It also keeps the few header values routes and middleware
 // read (Content-Type, Authorization, Origin, the CORS preflight's
-// Access-Control-Request-*) and a small body, each bounded.
+// Access-Control-Request-*) and a small body, each bounded. What it keeps
+// lives in Buffers that the caller lends (lend_buffers) and may take back
+// between requests: the parser's own state is small.
 
 #include <llhttp.h>
 
+#include <cassert>
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
@@ -106,6 +111,7 @@ class RequestEvents {
 
 class RequestParser {
  public:
+  struct Buffers;
   // The request target is kept in the parser (it may arrive split), so it
   // has its own bound, well below any sensible header limit.
   static constexpr std::size_t target_bytes_max = 2048;
@@ -140,6 +146,23 @@ class RequestParser {
   RequestParser(const RequestParser&) = delete;
   RequestParser& operator=(const RequestParser&) = delete;
 
+  // Lends the parser the buffers a request in progress needs; feed() takes
+  // them as given. take_buffers() hands them back, for another connection
+  // to use: between requests (!in_message()) nothing in them is needed
+  // again; in the middle of one the request is abandoned, and the parser
+  // is fed no more (the caller is closing the connection).
+  void lend_buffers(Buffers* buffers) {
+    assert(buf_ == nullptr && buffers != nullptr);
+    buf_ = buffers;
+  }
+  Buffers* take_buffers() {
+    Buffers* b = buf_;
+    buf_ = nullptr;
+    return b;
+  }
+  bool has_buffers() const { return buf_ != nullptr; }
+
+  // Requires buffers lent (lend_buffers).
   Result feed(const char* data, std::size_t len);
 
   ParseError error() const { return error_; }
@@ -240,12 +263,22 @@ class RequestParser {
   bool past_headers_ = false;    // the scanner is past this request's header section
   std::size_t framing_run_bytes_ = 0;  // framing bytes since the request began or the last body byte
   std::uint64_t body_bytes_ = 0;
-  RequestHead head_;  // built once the header section is complete
-  char name_[inspected_name_bytes_max];
-  char value_[inspected_value_bytes_max];
-  char target_[target_bytes_max];
-  char kept_bytes_[kept_value_bytes_max];
-  char body_[body_kept_bytes_max + body_padding_bytes];
+  Buffers* buf_ = nullptr;  // lent while a request may be in progress
+};
+
+// What a request in progress keeps: its head, the request target, the kept
+// header values and a small body. Between requests the parser needs none of
+// it, so a server lends these from a pool to busy connections only (an idle
+// keep-alive connection's parser is its fields alone, about 300 bytes).
+// Default-initialized: nothing here is read before a request writes it, so
+// a block's pages are touched only as far as requests reach.
+struct RequestParser::Buffers {
+  RequestHead head;  // built once the header section is complete
+  char name[inspected_name_bytes_max];
+  char value[inspected_value_bytes_max];
+  char target[target_bytes_max];
+  char kept_bytes[kept_value_bytes_max];
+  char body[body_kept_bytes_max + body_padding_bytes];
 };
 
 }  // namespace ringhttp::http

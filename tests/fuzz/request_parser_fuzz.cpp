@@ -1,12 +1,16 @@
 // libFuzzer target for the request parser: any bytes, split anywhere, must
 // give the same requests and the same verdict as the same bytes fed whole,
-// and never read or report past what it was given.
+// and never read or report past what it was given. The split runs also
+// trade the parser's buffers for another set, filled with garbage, after
+// every feed that ends between requests (as the server lends them only to
+// busy connections): nothing a later request reads may come from them.
 //
 // Built and run by tools/fuzz.sh (clang, -fsanitize=fuzzer,address,undefined).
 
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -59,6 +63,8 @@ class Recorder final : public RequestEvents {
 // Feeds `input` in pieces whose lengths come from `splits`, resuming after
 // every pause, as the server does with held input.
 Outcome run(const std::string& input, const std::vector<std::size_t>& splits, bool pause) {
+  static RequestParser::Buffers sets[2];
+  std::size_t lent = 0;
   Outcome out;
   Recorder events(out, pause);
   RequestParser::Limits limits;
@@ -66,6 +72,7 @@ Outcome run(const std::string& input, const std::vector<std::size_t>& splits, bo
   limits.body_bytes_max = 4096;
   RequestParser parser;
   parser.reset(limits, &events);
+  parser.lend_buffers(&sets[lent]);
   std::size_t pos = 0;
   std::size_t split = 0;
   while (pos < input.size()) {
@@ -83,6 +90,12 @@ Outcome run(const std::string& input, const std::vector<std::size_t>& splits, bo
       if (r.status == RequestParser::Status::upgrade) return out;
       off += r.consumed;
       if (r.status == RequestParser::Status::done) break;
+    }
+    if (!splits.empty() && !parser.in_message()) {
+      parser.take_buffers();
+      lent ^= 1;
+      std::memset(static_cast<void*>(&sets[lent]), 0xA5, sizeof sets[lent]);
+      parser.lend_buffers(&sets[lent]);
     }
     pos += len;
   }

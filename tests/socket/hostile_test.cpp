@@ -220,7 +220,17 @@ TEST(HostileStarvation, clients_that_pipeline_without_reading_leave_buffers_for_
   const Metrics m = scrape_metrics(server.port());
   EXPECT_EQ(m.value("ringhttp_input_overflow_total"), 0);
   EXPECT_EQ(m.value(metric::active), flooders + 1);  // every flooder still connected, and the scrape
+  EXPECT_GT(m.value("ringhttp_held_input_rings_lent"), 0);
   EXPECT_TRUE(server_alive(server));
+  // Once they leave, everything they held is back: buffers, spill blocks,
+  // held-input rings, output blocks (but the scrape's own).
+  flood.clear();
+  EXPECT_TRUE(eventually([&] {
+    const Metrics after = scrape_metrics(server.port());
+    return after.value(metric::active) == 1 && after.value("ringhttp_input_buffers_held") == 0 &&
+           after.value("ringhttp_input_spill_blocks_used") == 0 && after.value("ringhttp_held_input_rings_lent") == 0 &&
+           after.value("ringhttp_output_blocks_lent") == 1;
+  }));
 }
 
 // A client that pipelines more than the queue holds and then half-closes:

@@ -1,5 +1,6 @@
-// Output blocks (a response queue and its iovecs) are lent to connections
-// only while they have output to make or send: an idle keep-alive
+// Output blocks (the parser's buffers for a request in progress, a response
+// queue and its iovecs) are lent to connections only while they have a
+// request in progress or output to make or send: an idle keep-alive
 // connection holds none, a connection that finds every block lent waits in
 // arrival order with its input paused and is answered in full once one is
 // given back, and a waiter is closed after --header-timeout-ms of waiting.
@@ -47,6 +48,44 @@ TEST(OutputBlocks, idle_keep_alive_connections_hold_none) {
   for (int i = 0; i < 20; ++i) ASSERT_EQ(connections[3].read_response().body, json_body);
   EXPECT_TRUE(eventually([&] { return scrape_metrics(server.port()).value(lent) <= 1; }));
   EXPECT_EQ(scrape_metrics(server.port()).value(waits), 0);
+}
+
+// A request that arrives in pieces keeps what the parser has read of it
+// (target, kept headers, body) in the block: it holds one from its first
+// byte to its answer, and every piece reaches the application intact.
+TEST(OutputBlocks, a_request_in_progress_holds_one_until_it_is_answered) {
+  ServerProcess server({"--shards", "1", "--metrics-address", "127.0.0.1:0"});
+  const std::uint16_t metrics = *server.metrics_port();
+  std::vector<Connection> idle;
+  for (int i = 0; i < 4; ++i) {
+    idle.emplace_back(server.port());
+    ASSERT_TRUE(is_plaintext_ok(round_trip(idle.back(), get("/plaintext"))));
+  }
+  ASSERT_TRUE(eventually([&] { return scrape_metrics(metrics).value(lent) == 0; }));
+  const std::string body = R"({"name":"Ada","n":21})";
+  const std::string echo = request("POST", "/echo?from=pieces",
+                                   "Content-Type: application/json\r\nContent-Length: " +
+                                       std::to_string(body.size()) + "\r\n",
+                                   body);
+  const std::size_t in_head = echo.find("Content-Type") + 6;  // mid header value
+  const std::size_t in_body = echo.size() - 8;                // mid body
+  Connection a(server.port());
+  Connection b(server.port());
+  a.send_all(echo.substr(0, in_head));
+  ASSERT_TRUE(eventually([&] { return scrape_metrics(metrics).value(lent) == 1; }));
+  b.send_all(echo.substr(0, in_body));
+  ASSERT_TRUE(eventually([&] { return scrape_metrics(metrics).value(lent) == 2; }));
+  // The other connections' requests come and go meanwhile, in blocks of
+  // their own, and leave the two requests in progress untouched.
+  for (auto& c : idle) ASSERT_TRUE(is_plaintext_ok(round_trip(c, get("/plaintext"))));
+  a.send_all(echo.substr(in_head));
+  b.send_all(echo.substr(in_body));
+  for (Connection* c : {&a, &b}) {
+    const Response r = c->read_response();
+    EXPECT_EQ(r.status, 200);
+    EXPECT_EQ(r.body, R"({"hello":"Ada","doubled":42})");
+  }
+  EXPECT_TRUE(eventually([&] { return scrape_metrics(metrics).value(lent) == 0; }));
 }
 
 TEST(OutputBlocks, connections_beyond_the_pool_wait_their_turn_and_are_answered_in_full) {

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cctype>
+#include <cstring>
 
 #include <string>
 #include <vector>
@@ -47,10 +48,14 @@ class Recorder final : public RequestEvents {
 
 struct Parsed {
   Recorder events;
+  RequestParser::Buffers buffers;
   RequestParser parser;
   RequestParser::Result last{RequestParser::Status::done, 0};
 
-  explicit Parsed(RequestParser::Limits limits = {}) { parser.reset(limits, &events); }
+  explicit Parsed(RequestParser::Limits limits = {}) {
+    parser.reset(limits, &events);
+    parser.lend_buffers(&buffers);
+  }
 
   // Feeds `input` in pieces of `step` bytes, resuming after pauses.
   RequestParser::Status feed_all(const std::string& input, std::size_t step) {
@@ -237,6 +242,50 @@ TEST(RequestParser, keeps_the_application_headers_and_body_at_every_split) {
     const Seen& b = p.events.seen[1];
     for (const std::string& v : b.kept) EXPECT_EQ(v, "<absent>") << step;
     EXPECT_EQ(b.body, "");
+  }
+}
+
+// The server lends a parser its buffers only while a request is in
+// progress: at any split, buffers taken back between requests and another
+// set (full of garbage) lent for the next must change nothing it reports.
+TEST(RequestParser, its_buffers_may_change_hands_between_requests) {
+  const std::string in =
+      "POST /echo HTTP/1.1\r\nHost: a\r\nOrigin: https://a\r\nContent-Length: 2\r\n\r\n{}"
+      "GET /next?q=1 HTTP/1.1\r\nHost: a\r\nContent-Type: text/plain\r\n\r\n"
+      "\r\nGET /third HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n";
+  for (std::size_t step = 1; step <= in.size(); ++step) {
+    Parsed p;
+    RequestParser::Buffers other;
+    std::size_t trades = 0;
+    for (std::size_t pos = 0; pos < in.size(); pos += step) {
+      const std::size_t len = std::min(step, in.size() - pos);
+      ASSERT_NE(p.feed_all(in.substr(pos, len), len), RequestParser::Status::error) << "step " << step;
+      if (p.parser.in_message()) continue;
+      RequestParser::Buffers* mine = p.parser.take_buffers();
+      ASSERT_NE(mine, nullptr);
+      ASSERT_FALSE(p.parser.has_buffers());
+      RequestParser::Buffers* next = mine == &p.buffers ? &other : &p.buffers;
+      std::memset(static_cast<void*>(next), 0x5A, sizeof *next);
+      p.parser.lend_buffers(next);
+      ++trades;
+    }
+    if (step == 1) {
+      EXPECT_GE(trades, 4u);  // between each request, and on the empty line
+    }
+    ASSERT_EQ(p.events.seen.size(), 3u) << "step " << step;
+    const Seen& a = p.events.seen[0];
+    EXPECT_EQ(a.target, "/echo");
+    EXPECT_EQ(kept(a, KeptHeader::origin), "https://a") << step;
+    EXPECT_EQ(a.body, "{}") << step;
+    const Seen& b = p.events.seen[1];
+    EXPECT_EQ(b.target, "/next?q=1") << step;
+    EXPECT_EQ(kept(b, KeptHeader::origin), "<absent>") << step;
+    EXPECT_EQ(kept(b, KeptHeader::content_type), "text/plain") << step;
+    EXPECT_EQ(b.body, "") << step;
+    const Seen& c = p.events.seen[2];
+    EXPECT_EQ(c.target, "/third") << step;
+    EXPECT_EQ(kept(c, KeptHeader::content_type), "<absent>") << step;
+    EXPECT_EQ(c.body, "abc") << step;
   }
 }
 
