@@ -23,6 +23,7 @@
 #include "server/counters.hpp"
 #include "server/framing_cache.hpp"
 #include "server/options.hpp"
+#include "server/output_pool.hpp"
 
 namespace ringhttp::server {
 
@@ -76,21 +77,24 @@ class Shard {
   bool on_request(Connection& conn, const http::RequestHead& head);
 
  private:
+  // shard.cpp: the thread, the ring, the batch loop, accept, tick, stop.
   bool setup();
   void run();
   void dispatch(const uring::Completion& c);
   void after_batch();
-
+  void mark_dirty(Connection& conn);  // after_batch flushes it, once per batch
   void arm_accept();
   void arm_tick();
   void arm_wake();
   void on_accept(std::int32_t res, std::uint32_t flags);
   void on_tick();
   void begin_stop();
-
   Connection* allocate();
   void open_connection(int fd);
   void start_connection(Connection& conn, int fd);
+  void open_pending();
+
+  // shard_input.cpp: receive, parse, hold input while paused.
   bool wants_receive(const Connection& conn) const;
   void arm_recv(Connection& conn);
   void on_recv(Connection& conn, std::int32_t res, std::uint32_t flags);
@@ -99,22 +103,21 @@ class Shard {
   InputChunk unhold(Connection& conn);
   bool spill(InputChunk& chunk);
   void drop_held(Connection& conn);
-  bool reclaim_idle();
-  void open_pending();
   void release_chunk(InputChunk chunk);
   void pause_input(Connection& conn);
   void resume_input(Connection& conn);
   bool can_take_more(const Connection& conn) const;
 
+  // shard_respond.cpp: a parsed request becomes a queued response.
+  void finish_response(Connection& conn, PendingResponse& r, std::uint64_t content_length, bool close,
+                       bool http10_keep_alive);
   void queue_error(Connection& conn, int status);
+
+  // shard_output.cpp: sends, and the output blocks busy connections borrow.
   bool lend_output(Connection& conn);
   void return_output(Connection& conn);
   void maybe_return_output(Connection& conn);
   void wait_for_output(Connection& conn);
-  void stop_waiting_for_output(Connection& conn);
-  void grant_output();
-  void finish_response(Connection& conn, PendingResponse& r, std::uint64_t content_length, bool close,
-                       bool http10_keep_alive);
   void flush(Connection& conn);
   void submit_send(Connection& conn);
   void on_send(Connection& conn, std::int32_t res, std::uint32_t flags);
@@ -123,6 +126,7 @@ class Shard {
   void retire_sent(Connection& conn);
   void release_written(Connection& conn);
 
+  // shard_close.cpp: drain, linger, cancel, release; deadlines; reclaim.
   void begin_drain(Connection& conn);
   void maybe_finish_drain(Connection& conn);
   void on_shutdown(Connection& conn, std::int32_t res);
@@ -130,7 +134,7 @@ class Shard {
   void cancel_op(Connection& conn, uring::Op op);
   void maybe_release(Connection& conn);
   void check_timeouts(Connection& conn);
-  void mark_dirty(Connection& conn);
+  bool reclaim_idle();
 
   const Options& options_;
   const AppConfig& app_config_;
@@ -146,15 +150,12 @@ class Shard {
   uring::Ring ring_;
   uring::ReceiveBuffers buffers_;
   uring::SlotTable<Connection> table_;  // mapped once; slots constructed on first use
-  // Output blocks, lent to connections with output to make or send; those
-  // that found none wait in arrival order (a list through their slots).
-  uring::SlotTable<OutputBlock> output_blocks_;
-  std::uint32_t output_blocks_lent_ = 0;
+  // Output blocks, lent to busy connections; those that found none wait in
+  // arrival order.
+  OutputPool output_pool_{table_};
   // Rings of held input, lent to paused connections (as many as slots).
   uring::SlotTable<HeldBlock> held_blocks_;
   std::uint32_t held_rings_lent_ = 0;
-  std::uint32_t wait_head_ = no_slot;
-  std::uint32_t wait_tail_ = no_slot;
   std::vector<std::uint32_t> dirty_;
   std::uint32_t open_count_ = 0;
   std::uint32_t held_buffers_ = 0;   // provided buffers held by paused connections

@@ -1,0 +1,171 @@
+// Closing a connection: gracefully (answer what is queued, half-close,
+// linger reading until the peer's FIN) or at once (cancel every operation
+// in flight); a slot is released only when none is left. And the deadline
+// of every state, checked on the tick, and the reclaim of an idle
+// connection when the table is full.
+
+#include "server/shard.hpp"
+
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cassert>
+
+#include "core/uring/errno_class.hpp"
+
+namespace ringhttp::server {
+
+using uring::Op;
+
+void Shard::begin_drain(Connection& conn) {
+  if (conn.state != ConnState::open) return;
+  conn.state = ConnState::draining;
+  drop_held(conn);  // held input will never be parsed now
+  conn.input_paused = false;
+}
+
+void Shard::maybe_finish_drain(Connection& conn) {
+  if (conn.state != ConnState::draining || conn.send_inflight || !conn.output_empty()) return;
+  if (conn.peer_eof) {
+    abort(conn);
+    return;
+  }
+  // Half-close, then keep reading (and discarding) until the peer closes:
+  // closing at once with unread input would send a reset that can destroy
+  // the response before the peer reads it.
+  conn.state = ConnState::lingering;
+  conn.linger_deadline_ms = now_ms_ + linger_ms;
+  io_uring_sqe* sqe = ring_.sqe();
+  io_uring_prep_shutdown(sqe, conn.fd, SHUT_WR);
+  sqe->user_data = tag(Op::shutdown, conn);
+  conn.inflight.add();
+  if (!conn.rearm_recv && wants_receive(conn)) arm_recv(conn);
+}
+
+void Shard::on_shutdown(Connection& conn, std::int32_t res) {
+  conn.inflight.done();
+  if (res < 0) {
+    // ENOTCONN: the peer reset first. Nothing else is expected.
+    assert(uring::classify(res) != uring::ErrnoClass::bug && "shutdown was refused as invalid");
+    abort(conn);
+  }
+  maybe_release(conn);
+}
+
+void Shard::cancel_op(Connection& conn, Op op) {
+  io_uring_sqe* sqe = ring_.sqe();
+  io_uring_prep_cancel64(sqe, tag(op, conn), 0);
+  sqe->user_data = tag(Op::cancel, conn);
+  conn.inflight.add();
+}
+
+void Shard::abort(Connection& conn) {
+  if (conn.state == ConnState::closing || conn.state == ConnState::free) return;
+  conn.state = ConnState::closing;
+  conn.rearm_recv = false;
+  if (conn.recv_armed) {
+    cancel_op(conn, Op::recv);
+    counters_.cancellations.add();
+  }
+  if (conn.send_inflight) {
+    cancel_op(conn, Op::send);
+    counters_.cancellations.add();
+  }
+  maybe_release(conn);
+}
+
+void Shard::maybe_release(Connection& conn) {
+  // inflight counts pending zero-copy notifications: their bytes may still
+  // be read by the kernel until then, and some live in this slot.
+  if (conn.state != ConnState::closing || !conn.inflight.none()) return;
+  assert(conn.zc_notifications_pending == 0);
+  ::close(conn.fd);
+  drop_held(conn);
+  conn.written_responses = 0;
+  output_pool_.stop_waiting(conn);
+  return_output(conn);
+  conn.fd = -1;
+  conn.state = ConnState::free;
+  conn.metrics_queued = false;
+  assert(open_count_ > 0);
+  --open_count_;
+  counters_.connections_closed.add();
+  table_.release(conn);
+}
+
+// Every state has a deadline. Lingering: the peer's FIN within linger_ms.
+// Open or draining with output unsent: progress within --send-timeout-ms
+// (a peer that stops reading, half-closed or not, cannot hold its slot).
+// Open: a header section within --header-timeout-ms of its first byte, a
+// body at --body-min-rate after --body-timeout-ms, and otherwise another
+// request within --idle-timeout-ms.
+void Shard::check_timeouts(Connection& conn) {
+  switch (conn.state) {
+    case ConnState::lingering:
+      if (now_ms_ >= conn.linger_deadline_ms) abort(conn);
+      return;
+    case ConnState::open:
+    case ConnState::draining: break;
+    default: return;
+  }
+  if (conn.send_inflight && now_ms_ - conn.send_progress_ms >= options_.send_timeout_ms) {
+    counters_.timeouts_send.add();
+    abort(conn);
+    return;
+  }
+  if (conn.state != ConnState::open) return;
+  if (conn.waiting_output) {
+    // Every block stayed lent for as long as a header section may take: the
+    // request cannot be answered in time, and there is no block to say so.
+    if (now_ms_ - conn.waiting_since_ms >= options_.header_timeout_ms) {
+      counters_.output_block_refusals.add();
+      abort(conn);
+    }
+    return;
+  }
+  if (conn.parser.in_header_section() && !conn.input_paused) {
+    if (now_ms_ >= conn.header_deadline_ms) {
+      // Slowloris protection: a header section must arrive in time.
+      counters_.timeouts_header.add();
+      queue_error(conn, 408);
+    }
+    return;
+  }
+  if (conn.parser.in_body() && !conn.input_paused) {
+    // A body may take longer the more of it arrives, but not forever: one
+    // trickled a byte at a time is cut (Apache's RequestReadTimeout body=).
+    const std::uint64_t allowed_ms =
+        options_.body_timeout_ms + conn.parser.body_bytes() * 1000 / options_.body_min_rate;
+    if (now_ms_ - conn.body_start_ms >= allowed_ms) {
+      counters_.timeouts_body.add();
+      queue_error(conn, 408);
+    }
+    return;
+  }
+  // Idle means nothing to do either way: a connection with output unsent
+  // (a slow reader of a long response) is the send timeout's to judge.
+  const bool output_pending = conn.send_inflight || !conn.output_empty();
+  if (!output_pending && now_ms_ - conn.last_activity_ms >= options_.idle_timeout_ms) {
+    counters_.timeouts_idle.add();
+    abort(conn);
+  }
+}
+
+// The oldest open connection with nothing in progress (no request begun,
+// nothing queued or being sent) is closed to make room. A scan of the
+// table: it runs only when the table is full, once per newcomer.
+bool Shard::reclaim_idle() {
+  Connection* oldest = nullptr;
+  for (std::uint32_t i = 0; i < table_.constructed(); ++i) {
+    Connection& c = table_[i];
+    const bool idle = c.state == ConnState::open && !c.parser.in_message() && c.output_empty() && !c.send_inflight &&
+                      c.held_empty();
+    if (idle && (oldest == nullptr || c.last_activity_ms < oldest->last_activity_ms)) oldest = &c;
+  }
+  if (oldest == nullptr) return false;
+  counters_.connections_reclaimed.add();
+  abort(*oldest);
+  return true;
+}
+
+}  // namespace ringhttp::server

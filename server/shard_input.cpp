@@ -1,0 +1,278 @@
+// A connection's input: receives (multishot while it keeps up, single-shot
+// once it has pipelined far enough ahead to pause), parsing, and the chunks
+// held while its input is paused (a share of the provided buffers, then
+// spill blocks). Asks the output side for a block before parsing
+// (lend_output) and the close side to abort an overflowing connection.
+
+#include "server/shard.hpp"
+
+#include <cassert>
+#include <cerrno>
+#include <cstring>
+
+#include "core/uring/errno_class.hpp"
+
+namespace ringhttp::server {
+
+using uring::Op;
+
+// The one answer to "should a receive be armed now?": while the connection
+// is open and its input not paused, and while it drains or lingers (what
+// arrives then is read and discarded); never after the peer's FIN, and one
+// receive at a time. A pending re-arm (-ENOBUFS) is the caller's to weigh.
+bool Shard::wants_receive(const Connection& conn) const {
+  if (conn.recv_armed || conn.peer_eof) return false;
+  switch (conn.state) {
+    case ConnState::open: return !conn.input_paused;
+    case ConnState::draining:
+    case ConnState::lingering: return true;
+    case ConnState::free:
+    case ConnState::closing: return false;
+  }
+  return false;
+}
+
+void Shard::arm_recv(Connection& conn) {
+  assert(wants_receive(conn));
+  assert(conn.state != ConnState::closing && conn.state != ConnState::free);
+  io_uring_sqe* sqe = ring_.sqe();
+  conn.recv_multishot = buffers_.prep_recv(sqe, conn.fd, conn.slot, !conn.single_shot);
+  sqe->user_data = tag(Op::recv, conn);
+  conn.recv_armed = true;
+  conn.rearm_recv = false;  // whatever asked for a re-arm is answered
+  conn.inflight.add();
+}
+
+void Shard::release_chunk(InputChunk chunk) {
+  if (chunk.buffer_id >= spill_id_base) {
+    spill_free_.push_back(std::uint32_t(chunk.buffer_id - spill_id_base));
+    counters_.spill_blocks_used.set(spill_blocks - spill_free_.size());
+    return;
+  }
+  buffers_.give_back(chunk.buffer_id);
+}
+
+// Copies a provided buffer's bytes into a spill block and gives the buffer
+// back to the ring. False when every spill block is taken.
+bool Shard::spill(InputChunk& chunk) {
+  if (spill_free_.empty()) return false;
+  assert(chunk.len <= recv_buffer_bytes);
+  const std::uint32_t block = spill_free_.back();
+  spill_free_.pop_back();
+  spill_touched_ = true;
+  counters_.spill_blocks_used.set(spill_blocks - spill_free_.size());
+  char* to = spill_ + std::size_t(block) * recv_buffer_bytes;
+  std::memcpy(to, chunk.data, chunk.len);
+  buffers_.give_back(chunk.buffer_id);
+  chunk = InputChunk{to, chunk.len, spill_id_base + std::int32_t(block)};
+  return true;
+}
+
+void Shard::on_recv(Connection& conn, std::int32_t res, std::uint32_t flags) {
+  if ((flags & IORING_CQE_F_MORE) == 0) {
+    conn.recv_armed = false;
+    conn.inflight.done();
+  }
+  if (res > 0) {
+    counters_.bytes_received.add(std::uint64_t(res));
+    conn.enobufs_in_a_row = 0;
+    const uring::ReceiveBuffers::Received received = buffers_.received(conn.slot, flags);
+    const InputChunk chunk{received.data, std::uint32_t(res), received.buffer_id};
+    // Bytes alone are not activity: between requests only empty lines can
+    // arrive without starting one, and a client trickling those must still
+    // idle out. A request's start has its own deadline (header, then body);
+    // a finished request or a send's progress counts as activity.
+    if (conn.state != ConnState::open) {
+      release_chunk(chunk);  // draining, lingering or closing: input is discarded
+    } else if (conn.input_paused) {
+      hold(conn, chunk, false);
+    } else {
+      consume(conn, chunk);
+    }
+  } else if (res == 0) {
+    // The peer finished sending. Answer what is queued, then close; what
+    // it sent before its FIN and is held while input is paused is parsed
+    // and answered first (resume_input drains once it is all read).
+    if (conn.state == ConnState::open && conn.input_paused) {
+      conn.peer_eof = true;
+    } else if (conn.state == ConnState::open && (!conn.output_empty() || conn.send_inflight)) {
+      conn.peer_eof = true;
+      begin_drain(conn);
+      mark_dirty(conn);
+    } else {
+      abort(conn);
+    }
+  } else if (res == -ENOBUFS) {
+    // Not an end of stream: the buffer ring ran dry. Re-arm once buffers
+    // have been given back (after this batch), or on the tick if it repeats.
+    counters_.recv_no_buffers.add();
+    if (conn.enobufs_in_a_row < enobufs_in_a_row_max) {
+      ++conn.enobufs_in_a_row;
+      mark_dirty(conn);
+    }
+    conn.rearm_recv = !conn.recv_armed;
+  } else {
+    switch (uring::classify(res)) {
+      case uring::ErrnoClass::cancelled: break;  // ours: input paused, or the connection closing
+      case uring::ErrnoClass::retry:
+        conn.rearm_recv = !conn.recv_armed;
+        mark_dirty(conn);
+        break;
+      case uring::ErrnoClass::bug: assert(!"a receive was refused as invalid"); [[fallthrough]];
+      default: abort(conn);  // ECONNRESET and friends: the peer is gone
+    }
+  }
+  // Re-arm a receive that ended: a single-shot one after data, and a
+  // multishot one cancelled to pause input if input has since resumed.
+  const bool ended_normally = res > 0 || res == -ECANCELED;
+  if (ended_normally && !conn.rearm_recv && wants_receive(conn)) arm_recv(conn);
+  maybe_release(conn);
+}
+
+void Shard::consume(Connection& conn, InputChunk chunk) {
+  assert(conn.state == ConnState::open);
+  assert(!conn.input_paused);
+  if (conn.output == nullptr && !lend_output(conn)) {
+    // Every block is lent: the chunk waits, input paused, and the
+    // connection is handed the next block given back (in arrival order).
+    hold(conn, chunk, true);
+    if (conn.state == ConnState::open) {
+      pause_input(conn);
+      wait_for_output(conn);
+    }
+    return;
+  }
+  const bool was_in_header = conn.parser.in_header_section();
+  const bool was_in_body = conn.parser.in_body();
+  const std::uint64_t done_before = conn.requests_done;
+  const http::RequestParser::Result result = conn.parser.feed(chunk.data, chunk.len);
+  // A header section or a body that started during this feed starts its
+  // timeout now.
+  const bool new_request = conn.requests_done != done_before;
+  if (conn.parser.in_header_section() && (!was_in_header || new_request)) {
+    conn.header_deadline_ms = now_ms_ + options_.header_timeout_ms;
+  }
+  if (conn.parser.in_body() && (!was_in_body || new_request)) conn.body_start_ms = now_ms_;
+  mark_dirty(conn);
+  switch (result.status) {
+    case http::RequestParser::Status::done: release_chunk(chunk); return;
+    case http::RequestParser::Status::paused: {
+      chunk.data += result.consumed;
+      chunk.len -= std::uint32_t(result.consumed);
+      if (conn.state != ConnState::open || chunk.len == 0) {
+        release_chunk(chunk);
+      } else {
+        hold(conn, chunk, true);
+      }
+      if (conn.state == ConnState::open) pause_input(conn);
+      return;
+    }
+    case http::RequestParser::Status::upgrade:
+      // Upgrade and CONNECT are not served: what was answered goes out, then close.
+      release_chunk(chunk);
+      begin_drain(conn);
+      return;
+    case http::RequestParser::Status::error: {
+      release_chunk(chunk);
+      const http::ParseError error = conn.parser.error();
+      counters_.parse_errors[std::size_t(error)].add();
+      queue_error(conn, http::status_for(error));
+      return;
+    }
+  }
+}
+
+void Shard::hold(Connection& conn, InputChunk chunk, bool at_front) {
+  const auto is_provided = [](const InputChunk& c) {
+    return c.buffer_id != uring::ReceiveBuffers::own_buffer && c.buffer_id < spill_id_base;
+  };
+  // Input held beyond the connection's share of provided buffers, or the
+  // shard's, is copied out so the buffer serves other clients (the chunk
+  // being parsed, put back at the front, included); beyond what the spill
+  // blocks hold, or 64 chunks, the connection is closed.
+  const bool over_share = conn.held_buffers >= Connection::held_buffers_max || held_buffers_ >= held_buffers_shard_max;
+  const bool fits =
+      (conn.held == nullptr || !conn.held->chunks.full()) && (!is_provided(chunk) || !over_share || spill(chunk));
+  if (!fits) {
+    counters_.input_overflow.add();
+    release_chunk(chunk);
+    abort(conn);
+    return;
+  }
+  if (conn.held == nullptr) {
+    // As many rings as slots, one per connection at most: never short.
+    conn.held = held_blocks_.acquire();
+    assert(conn.held != nullptr);
+    conn.held->chunks.clear();
+    counters_.held_rings_lent.set(++held_rings_lent_);
+  }
+  if (at_front) {
+    conn.held->chunks.push_front(chunk);
+  } else {
+    conn.held->chunks.push_back(chunk);
+  }
+  if (is_provided(chunk)) {
+    ++conn.held_buffers;
+    ++held_buffers_;
+    counters_.input_buffers_held.set(held_buffers_);
+  }
+}
+
+// Takes the oldest held chunk; the ring goes back with the last one.
+InputChunk Shard::unhold(Connection& conn) {
+  assert(!conn.held_empty());
+  const InputChunk chunk = conn.held->chunks.pop_front();
+  if (conn.held->chunks.empty()) {
+    held_blocks_.release(*conn.held);
+    conn.held = nullptr;
+    assert(held_rings_lent_ > 0);
+    counters_.held_rings_lent.set(--held_rings_lent_);
+  }
+  if (chunk.buffer_id != uring::ReceiveBuffers::own_buffer && chunk.buffer_id < spill_id_base) {
+    assert(conn.held_buffers > 0 && held_buffers_ > 0);
+    --conn.held_buffers;
+    --held_buffers_;
+    counters_.input_buffers_held.set(held_buffers_);
+  }
+  return chunk;
+}
+
+void Shard::drop_held(Connection& conn) {
+  while (!conn.held_empty()) release_chunk(unhold(conn));
+  assert(conn.held == nullptr);
+}
+
+void Shard::pause_input(Connection& conn) {
+  if (conn.input_paused) return;
+  conn.input_paused = true;
+  conn.single_shot = true;
+  // A multishot receive would go on delivering: cancel it, so the socket's
+  // buffer fills and TCP pushes back on the client. A single-shot receive is
+  // simply not re-armed.
+  if (conn.recv_armed && conn.recv_multishot) cancel_op(conn, Op::recv);
+}
+
+bool Shard::can_take_more(const Connection& conn) const {
+  // Unsent output is what the send in flight has left (the queue behind it
+  // is bounded by its length, and its bodies live elsewhere).
+  const bool output_backlog = conn.send_inflight && conn.send_bytes_left >= options_.output_bytes_max;
+  // The next request must find room for every response it may queue.
+  const bool room = Connection::responses_max - conn.output_size() >= Connection::responses_per_request_max;
+  return room && !conn.metrics_queued && !output_backlog && !conn.waiting_output;
+}
+
+void Shard::resume_input(Connection& conn) {
+  assert(conn.input_paused);
+  conn.input_paused = false;
+  while (!conn.held_empty() && !conn.input_paused && conn.state == ConnState::open) consume(conn, unhold(conn));
+  if (conn.state != ConnState::open || conn.input_paused) return;
+  if (conn.peer_eof) {
+    // Everything the peer sent before its FIN has been read: answer, close.
+    begin_drain(conn);
+    mark_dirty(conn);
+  } else if (wants_receive(conn)) {
+    arm_recv(conn);
+  }
+}
+
+}  // namespace ringhttp::server

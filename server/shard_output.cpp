@@ -1,0 +1,206 @@
+// A connection's output: one send in flight at a time, built from the
+// queued responses as iovecs over bytes where they live (send_batch.hpp),
+// resumed exactly after a short write, zero-copy notifications awaited
+// before written bytes are reused; and the output blocks a busy connection
+// borrows, with their queue of waiters.
+
+#include "server/shard.hpp"
+
+#include <cassert>
+#include <cerrno>
+
+#include "core/uring/compat.hpp"
+#include "core/uring/errno_class.hpp"
+#include "server/send_batch.hpp"
+
+namespace ringhttp::server {
+
+using uring::Op;
+
+void Shard::flush(Connection& conn) {
+  // Responses already written (and waiting for a zero-copy notification
+  // before they leave the queue) are not sent again: the batch starts after
+  // them.
+  if (conn.output == nullptr || conn.send_inflight || conn.output->out.size() == conn.written_responses ||
+      conn.state == ConnState::closing || conn.state == ConnState::lingering) {
+    return;
+  }
+  const auto [n, total, retires, stream_bytes] =
+      build_send_batch(conn.output->out, conn.written_responses, date_.line(), conn.output->iov);
+  assert(total > 0);
+  conn.output->msg = msghdr{};
+  conn.output->msg.msg_iov = conn.output->iov.data();
+  conn.output->msg.msg_iovlen = n;
+  conn.send_bytes_left = total;
+  conn.send_retires = retires;
+  conn.send_stream_bytes = stream_bytes;
+  submit_send(conn);
+}
+
+// One send of what the block's msghdr cursor still covers, by the shard's send path.
+void Shard::submit_send(Connection& conn) {
+  assert(!conn.send_inflight);
+  assert(conn.output->msg.msg_iovlen > 0);
+  io_uring_sqe* sqe = ring_.sqe();
+  switch (send_.mode) {
+    case SendMode::writev:
+      // writev takes no MSG_NOSIGNAL: a write to a socket whose peer has
+      // gone raises SIGPIPE, which server/main.cpp ignores process-wide, so
+      // it fails with -EPIPE as a sendmsg would. The offset must be 0: a
+      // socket has no file position (sock_write_iter refuses any other).
+      io_uring_prep_writev(sqe, conn.fd, conn.output->msg.msg_iov, unsigned(conn.output->msg.msg_iovlen), 0);
+      break;
+    case SendMode::sendmsg: io_uring_prep_sendmsg(sqe, conn.fd, &conn.output->msg, MSG_NOSIGNAL); break;
+    case SendMode::zc:
+      // The kernel pins the pages instead of copying them: every byte the
+      // iovecs point at must stay as it is until this send's notification
+      // (release_written waits for it); the msghdr and iovecs themselves are
+      // consumed with the SQE (IORING_FEAT_SUBMIT_STABLE, 5.5) and left
+      // alone until the result anyway.
+      io_uring_prep_sendmsg_zc(sqe, conn.fd, &conn.output->msg, MSG_NOSIGNAL);
+      if (send_.zc_report_usage) sqe->ioprio |= IORING_SEND_ZC_REPORT_USAGE;
+      break;
+  }
+  sqe->user_data = tag(Op::send, conn);
+  conn.send_inflight = true;
+  conn.send_progress_ms = now_ms_;  // a new batch, or the rest of a short write
+  conn.inflight.add();
+  counters_.sends.add();
+}
+
+void Shard::on_send(Connection& conn, std::int32_t res, std::uint32_t flags) {
+  assert(conn.send_inflight);
+  conn.send_inflight = false;
+  conn.inflight.done();
+  if ((flags & IORING_CQE_F_MORE) != 0) {
+    // A zero-copy send's notification is still to come, errors and cancels
+    // included: it keeps the slot (and the batch's bytes) until it arrives.
+    assert(send_.mode == SendMode::zc);
+    ++conn.zc_notifications_pending;
+    conn.inflight.add();
+  }
+  if (res < 0) {
+    // EPIPE, ECONNRESET, ... (the peer is gone), or our own cancel; a send we
+    // built wrongly is a bug, never taken for a peer that left.
+    assert(uring::classify(res) != uring::ErrnoClass::bug && "a send was refused as invalid");
+    abort(conn);
+    maybe_release(conn);
+    return;
+  }
+  counters_.bytes_sent.add(std::uint64_t(res));
+  conn.last_activity_ms = now_ms_;
+  if (conn.state == ConnState::closing) return maybe_release(conn);
+  if (std::uint64_t(res) < conn.send_bytes_left) {
+    // Short write: resume from exactly the next unsent byte.
+    counters_.sends_short.add();
+    advance_iovecs(conn.output->msg, std::size_t(res));
+    conn.send_bytes_left -= std::uint64_t(res);
+    // A zero-copy resumption may go before the earlier part's notification:
+    // it reads the same, unchanged bytes, and the cursor moved only within
+    // iovecs the kernel consumed with the earlier SQE.
+    submit_send(conn);
+    return;
+  }
+  conn.send_bytes_left = 0;
+  retire_sent(conn);
+  after_output_progress(conn);
+}
+
+void Shard::on_send_notification(Connection& conn, std::int32_t res) {
+  // The kernel posts a notification after its send's result, never before.
+  assert(conn.zc_notifications_pending > 0);
+  --conn.zc_notifications_pending;
+  conn.inflight.done();
+  counters_.zc_notifications.add();
+  if ((std::uint32_t(res) & IORING_NOTIF_USAGE_ZC_COPIED) != 0) counters_.zc_copied.add();
+  if (conn.state == ConnState::closing) return maybe_release(conn);
+  release_written(conn);
+  after_output_progress(conn);
+}
+
+// Room may have appeared in the queue: read again if reading waited for it,
+// send what is queued, close if draining is done.
+void Shard::after_output_progress(Connection& conn) {
+  if (conn.state == ConnState::open && conn.input_paused && can_take_more(conn)) resume_input(conn);
+  flush(conn);
+  maybe_finish_drain(conn);
+  maybe_return_output(conn);
+}
+
+// ---------------------------------------------------------------------------
+// Output blocks: lent while a connection has output to make or send.
+
+bool Shard::lend_output(Connection& conn) {
+  if (!output_pool_.lend(conn)) return false;
+  counters_.output_blocks_lent.set(output_pool_.lent());
+  return true;
+}
+
+// Gives the block back whatever it holds: only for a connection that has
+// nothing in flight any more (closing at zero), or nothing queued. The
+// oldest waiter, if any, gets it at once; its input resumes after the
+// batch's completions (after_batch).
+void Shard::return_output(Connection& conn) {
+  if (conn.output == nullptr) return;
+  Connection* granted = output_pool_.give_back(conn);
+  counters_.output_blocks_lent.set(output_pool_.lent());
+  if (granted == nullptr) return;
+  granted->output_granted = true;
+  mark_dirty(*granted);
+}
+
+// A block goes back as soon as nothing refers to it: no request in
+// progress (an open connection's parser keeps it in the block), no
+// response queued or written and awaiting a zero-copy notification, no
+// send in flight. Between requests an idle keep-alive connection holds none.
+void Shard::maybe_return_output(Connection& conn) {
+  if (conn.output == nullptr || conn.state == ConnState::closing || conn.state == ConnState::free) return;
+  if (conn.state == ConnState::open && conn.parser.in_message()) return;
+  if (!conn.output->out.empty() || conn.send_inflight || conn.zc_notifications_pending > 0) return;
+  assert(conn.written_responses == 0);
+  return_output(conn);
+}
+
+void Shard::wait_for_output(Connection& conn) {
+  output_pool_.wait(conn);
+  conn.waiting_since_ms = now_ms_;
+  counters_.output_block_waits.add();
+}
+
+// The batch is wholly written: its whole responses join the written ones at
+// the front of the queue, and a stream left in progress moves on (its next
+// chunk comes from the static pattern block, so no byte a pending
+// notification covers is rewritten).
+void Shard::retire_sent(Connection& conn) {
+  conn.written_responses += conn.send_retires;
+  assert(conn.output != nullptr);
+  assert(conn.written_responses <= conn.output->out.size());
+  if (conn.send_stream_bytes > 0) {
+    PendingResponse& r = conn.output->out.at(conn.written_responses);
+    assert(r.source == BodySource::stream);
+    r.head_sent = true;
+    r.stream_offset += conn.send_stream_bytes;
+    r.stream_remaining -= conn.send_stream_bytes;
+  }
+  conn.send_retires = 0;
+  conn.send_stream_bytes = 0;
+  release_written(conn);
+}
+
+// Written responses leave the queue (their slots, tail bytes, scratch bodies
+// and the metrics text become reusable) only when no zero-copy notification
+// is pending, so the kernel can no longer read them. Counting all pending
+// notifications rather than matching each to its batch makes that hold
+// whatever order notifications arrive in; in the other send modes none is
+// ever pending and responses leave as soon as they are written.
+void Shard::release_written(Connection& conn) {
+  if (conn.zc_notifications_pending > 0 || conn.written_responses == 0) return;
+  assert(conn.output != nullptr);
+  for (std::uint32_t i = 0; i < conn.written_responses; ++i) {
+    if (conn.output->out.front().source == BodySource::metrics) conn.metrics_queued = false;
+    conn.output->out.pop();
+  }
+  conn.written_responses = 0;
+}
+
+}  // namespace ringhttp::server
