@@ -58,7 +58,19 @@ Connection::Connection(std::uint16_t port, ConnectOptions options) {
       set_option(fd_, SOL_SOCKET, SO_RCVBUF, *options.receive_buffer_bytes, "SO_RCVBUF");
     }
     if (options.no_delay) set_option(fd_, IPPROTO_TCP, TCP_NODELAY, 1, "TCP_NODELAY");
+    if (options.max_segment_bytes) set_option(fd_, IPPROTO_TCP, TCP_MAXSEG, *options.max_segment_bytes, "TCP_MAXSEG");
     set_timeout(options.timeout);
+    if (!options.source_address.empty()) {
+      set_option(fd_, IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT, 1, "IP_BIND_ADDRESS_NO_PORT");
+      sockaddr_in source{};
+      source.sin_family = AF_INET;
+      if (::inet_pton(AF_INET, options.source_address.c_str(), &source.sin_addr) != 1) {
+        throw std::runtime_error("not an IPv4 address: " + options.source_address);
+      }
+      if (::bind(fd_, reinterpret_cast<const sockaddr*>(&source), sizeof source) != 0) {
+        throw errno_error("bind to " + options.source_address);
+      }
+    }
     sockaddr_in address{};
     address.sin_family = AF_INET;
     address.sin_port = htons(port);

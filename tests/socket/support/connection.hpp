@@ -18,6 +18,14 @@ struct ConnectOptions {
   std::chrono::milliseconds timeout{5000};  // SO_RCVTIMEO and SO_SNDTIMEO
   std::optional<int> receive_buffer_bytes;  // SO_RCVBUF, set before connect so the window honours it
   bool no_delay = true;                     // TCP_NODELAY: each send() leaves as its own segment
+  // An IPv4 loopback address to send from (e.g. "127.0.0.2"), its port picked
+  // at connect: many connections spread over several addresses' port ranges.
+  // Empty: the kernel's choice (127.0.0.1).
+  std::string source_address;
+  // TCP_MAXSEG, set before connect: the segment size offered to the server,
+  // which sizes the server's send buffer for this connection by it (a few
+  // hundred stalled responses then hold little of the kernel's memory).
+  std::optional<int> max_segment_bytes;
 };
 
 class Connection {
