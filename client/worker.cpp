@@ -23,8 +23,6 @@ namespace {
 
 using uring::Op;
 
-std::uint64_t tag(Op op, const Connection& conn) { return uring::encode({op, conn.slot, conn.generation}); }
-
 __kernel_timespec to_timespec(std::uint64_t ns) {
   return __kernel_timespec{static_cast<long long>(ns / 1'000'000'000), static_cast<long long>(ns % 1'000'000'000)};
 }
@@ -109,17 +107,15 @@ bool Worker::setup() {
   return true;
 }
 
-void Worker::run() {
-  std::array<uring::Completion, uring::Ring::reap_batch_max> batch;
-  while (!done()) {
-    const std::uint32_t n = ring_.submit_and_reap(batch, to_timespec(wait_ns()));
-    now_ns_ = monotonic_ns();
-    // Before dispatch: responses seen in this batch belong to the interval
-    // that holds now_ns_.
-    while (interval_ && measuring_ && !stopping_ && now_ns_ >= interval_end_ns_) close_interval(interval_end_ns_);
-    for (std::uint32_t i = 0; i < n; ++i) dispatch(batch[i]);
-    after_batch();
-  }
+void Worker::run() { uring::run_batches(ring_, *this); }
+
+std::optional<__kernel_timespec> Worker::wait_limit() const { return to_timespec(wait_ns()); }
+
+void Worker::on_wake() {
+  now_ns_ = monotonic_ns();
+  // Before dispatch: responses seen in this batch belong to the interval
+  // that holds now_ns_.
+  while (interval_ && measuring_ && !stopping_ && now_ns_ >= interval_end_ns_) close_interval(interval_end_ns_);
 }
 
 bool Worker::done() const {
@@ -177,27 +173,20 @@ void Worker::after_batch() {
   if (!stopping_ && (now_ns_ >= timeline_.end_ns || stop_requested_.load(std::memory_order_relaxed))) begin_stop();
   // -n: every request of this worker's share is answered or failed.
   if (!stopping_ && plan_.requests > 0 && requests_done_ >= plan_.requests) begin_stop();
-  for (const std::uint32_t slot : dirty_) {
-    Connection& conn = table_[slot];
-    conn.dirty = false;
+  dirty_.drain(table_, [this](Connection& conn) {
     if (conn.rearm_recv && conn.state == ConnState::open && !conn.recv_armed) {
       conn.rearm_recv = false;
       arm_recv(conn);
     }
     if (conn.state == ConnState::idle && !stopping_ && now_ns_ >= conn.reconnect_at_ns) connect(conn);
-  }
-  dirty_.clear();
+  });
   if (options_.rate > 0) {
     for (std::uint32_t i = 0; i < plan_.connections; ++i) maybe_send(table_[i]);
   }
   if (now_ns_ >= next_tick_ns_) on_tick();
 }
 
-void Worker::mark_dirty(Connection& conn) {
-  if (conn.dirty) return;
-  conn.dirty = true;
-  dirty_.push_back(conn.slot);
-}
+void Worker::mark_dirty(Connection& conn) { dirty_.mark(conn); }
 
 void Worker::on_tick() {
   next_tick_ns_ = now_ns_ + tick_ns;
@@ -328,24 +317,15 @@ void Worker::on_recv(Connection& conn, std::int32_t res, std::uint32_t flags) {
     if (conn.state == ConnState::open && !conn.recv_armed) arm_recv(conn);
   } else if (res == 0) {
     if (conn.state == ConnState::open) on_peer_closed(conn);
-  } else if (res == -ENOBUFS) {
-    // Not an end of stream: the buffer ring ran dry. Re-arm after the batch
-    // has given buffers back, or on the tick if it keeps happening.
-    if (conn.enobufs_in_a_row < enobufs_in_a_row_max) {
-      ++conn.enobufs_in_a_row;
-      mark_dirty(conn);
-    }
-    conn.rearm_recv = !conn.recv_armed;
   } else {
-    switch (uring::classify(res)) {
-      case uring::ErrnoClass::cancelled: break;
-      case uring::ErrnoClass::retry:
-        conn.rearm_recv = !conn.recv_armed;
-        mark_dirty(conn);
-        break;
-      case uring::ErrnoClass::bug: assert(!"a receive was refused as invalid"); [[fallthrough]];
-      default:
+    // Not an end of stream when the buffer ring ran dry (-ENOBUFS).
+    switch (uring::receive_failed(conn, res, enobufs_in_a_row_max)) {
+      case uring::ReceiveFailure::rearm: mark_dirty(conn); break;
+      case uring::ReceiveFailure::rearm_on_tick:
+      case uring::ReceiveFailure::cancelled: break;
+      case uring::ReceiveFailure::peer_gone:
         if (conn.state == ConnState::open) fail(conn, ErrorClass::read);
+        break;
     }
   }
   maybe_release(conn);
@@ -469,21 +449,14 @@ void Worker::fail(Connection& conn, ErrorClass error) {
   abort(conn);
 }
 
-void Worker::cancel_op(Connection& conn, Op op) {
-  io_uring_sqe* sqe = ring_.sqe();
-  io_uring_prep_cancel64(sqe, tag(op, conn), 0);
-  sqe->user_data = tag(Op::cancel, conn);
-  conn.inflight.add();
-}
-
 void Worker::abort(Connection& conn) {
   if (conn.state == ConnState::idle || conn.state == ConnState::closing) return;
   const bool connecting = conn.state == ConnState::connecting;
   conn.state = ConnState::closing;
   conn.rearm_recv = false;
-  if (connecting) cancel_op(conn, Op::connect);
-  if (conn.recv_armed) cancel_op(conn, Op::recv);
-  if (conn.send_inflight) cancel_op(conn, Op::send);
+  if (connecting) uring::cancel(ring_, conn, Op::connect);
+  if (conn.recv_armed) uring::cancel(ring_, conn, Op::recv);
+  if (conn.send_inflight) uring::cancel(ring_, conn, Op::send);
   maybe_release(conn);
 }
 

@@ -16,6 +16,7 @@
 #include "client/options.hpp"
 #include "client/request.hpp"
 #include "client/stats.hpp"
+#include "core/uring/batch_loop.hpp"
 #include "core/uring/features.hpp"
 #include "core/uring/receive_buffers.hpp"
 #include "core/uring/ring.hpp"
@@ -81,7 +82,12 @@ class Worker {
  private:
   bool setup();
   void run();
+  // The batch loop's hooks (core/uring/batch_loop.hpp).
+  template <typename Owner>
+  friend void uring::run_batches(uring::Ring& ring, Owner& owner);
   bool done() const;
+  std::optional<__kernel_timespec> wait_limit() const;  // the next due time: a tick, a phase's end, a paced send
+  void on_wake();
   void dispatch(const uring::Completion& c);
   void after_batch();
   void on_tick();
@@ -102,7 +108,6 @@ class Worker {
   void on_send(Connection& conn, std::int32_t res);
   void fail(Connection& conn, ErrorClass error);
   void abort(Connection& conn);
-  void cancel_op(Connection& conn, uring::Op op);
   void maybe_release(Connection& conn);
   void count_error(ErrorClass error);
   void finish_requests(std::uint64_t n) { requests_done_ += n; }
@@ -118,7 +123,7 @@ class Worker {
   uring::Ring ring_;
   uring::ReceiveBuffers buffers_;
   uring::SlotTable<Connection> table_;  // every slot acquired at start, renewed per socket
-  std::vector<std::uint32_t> dirty_;  // connections to look at after the batch
+  uring::DirtyList dirty_;  // connections to look at after the batch
 
   std::uint64_t now_ns_ = 0;
   std::uint64_t next_tick_ns_ = 0;

@@ -179,12 +179,6 @@ struct HeldBlock {
   HeldInput<InputChunk, Connection::held_chunks_max> chunks;
 };
 
-// The user_data of an operation of `conn` (uring/user_data.hpp): a
-// completion carrying an older generation is for an earlier use of the slot.
-inline std::uint64_t tag(uring::Op op, const Connection& conn) {
-  return uring::encode({op, conn.slot, conn.generation});
-}
-
 inline bool Connection::output_empty() const { return output == nullptr || output->out.empty(); }
 inline std::size_t Connection::output_size() const { return output == nullptr ? 0 : output->out.size(); }
 inline bool Connection::held_empty() const { return held == nullptr || held->chunks.empty(); }

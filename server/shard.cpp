@@ -148,15 +148,11 @@ bool Shard::setup() {
   return true;
 }
 
-void Shard::run() {
-  std::array<uring::Completion, uring::Ring::reap_batch_max> batch;
-  while (!(stopping_ && open_count_ == 0 && !accept_armed_)) {
-    const std::uint32_t n = ring_.submit_and_reap(batch);
-    now_ms_ = monotonic_ms();
-    for (std::uint32_t i = 0; i < n; ++i) dispatch(batch[i]);
-    after_batch();
-  }
-}
+void Shard::run() { uring::run_batches(ring_, *this); }
+
+bool Shard::done() const { return stopping_ && open_count_ == 0 && !accept_armed_; }
+
+void Shard::on_wake() { now_ms_ = monotonic_ms(); }
 
 void Shard::dispatch(const uring::Completion& c) {
   const uring::Tag t = uring::decode(c.user_data);
@@ -199,10 +195,8 @@ void Shard::dispatch(const uring::Completion& c) {
 void Shard::after_batch() {
   // Cork: everything the batch's receives produced leaves now, one send per
   // connection.
-  for (std::size_t i = 0; i < dirty_.size(); ++i) {
-    Connection& conn = table_[dirty_[i]];
-    conn.dirty = false;
-    if (conn.state == ConnState::free) continue;
+  dirty_.drain(table_, [this](Connection& conn) {
+    if (conn.state == ConnState::free) return;
     // A paused connection is re-armed when it resumes (resume_input), not
     // here: a receive armed while paused would fill its held share.
     if (conn.rearm_recv && wants_receive(conn)) arm_recv(conn);
@@ -213,8 +207,7 @@ void Shard::after_batch() {
     flush(conn);
     maybe_finish_drain(conn);
     maybe_return_output(conn);
-  }
-  dirty_.clear();
+  });
   open_pending();
 }
 
@@ -231,11 +224,7 @@ void Shard::open_pending() {
   }
 }
 
-void Shard::mark_dirty(Connection& conn) {
-  if (conn.dirty) return;
-  conn.dirty = true;
-  dirty_.push_back(conn.slot);
-}
+void Shard::mark_dirty(Connection& conn) { dirty_.mark(conn); }
 
 // ---------------------------------------------------------------------------
 // Shard-level operations.

@@ -9,12 +9,14 @@
 #include <ctime>
 #include <latch>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "core/http/date_cache.hpp"
+#include "core/uring/batch_loop.hpp"
 #include "core/uring/receive_buffers.hpp"
 #include "core/uring/ring.hpp"
 #include "core/uring/user_data.hpp"
@@ -80,6 +82,12 @@ class Shard {
   // shard.cpp: the thread, the ring, the batch loop, accept, tick, stop.
   bool setup();
   void run();
+  // The batch loop's hooks (core/uring/batch_loop.hpp).
+  template <typename Owner>
+  friend void uring::run_batches(uring::Ring& ring, Owner& owner);
+  bool done() const;
+  std::optional<__kernel_timespec> wait_limit() const { return std::nullopt; }  // the tick wakes it
+  void on_wake();
   void dispatch(const uring::Completion& c);
   void after_batch();
   void mark_dirty(Connection& conn);  // after_batch flushes it, once per batch
@@ -131,7 +139,6 @@ class Shard {
   void maybe_finish_drain(Connection& conn);
   void on_shutdown(Connection& conn, std::int32_t res);
   void abort(Connection& conn);
-  void cancel_op(Connection& conn, uring::Op op);
   void maybe_release(Connection& conn);
   void check_timeouts(Connection& conn);
   bool reclaim_idle();
@@ -156,7 +163,7 @@ class Shard {
   // Rings of held input, lent to paused connections (as many as slots).
   uring::SlotTable<HeldBlock> held_blocks_;
   std::uint32_t held_rings_lent_ = 0;
-  std::vector<std::uint32_t> dirty_;
+  uring::DirtyList dirty_;  // touched by this batch: flushed after it
   std::uint32_t open_count_ = 0;
   std::uint32_t held_buffers_ = 0;   // provided buffers held by paused connections
   char* spill_ = nullptr;            // spill_blocks x recv_buffer_bytes

@@ -52,23 +52,16 @@ void Shard::on_shutdown(Connection& conn, std::int32_t res) {
   maybe_release(conn);
 }
 
-void Shard::cancel_op(Connection& conn, Op op) {
-  io_uring_sqe* sqe = ring_.sqe();
-  io_uring_prep_cancel64(sqe, tag(op, conn), 0);
-  sqe->user_data = tag(Op::cancel, conn);
-  conn.inflight.add();
-}
-
 void Shard::abort(Connection& conn) {
   if (conn.state == ConnState::closing || conn.state == ConnState::free) return;
   conn.state = ConnState::closing;
   conn.rearm_recv = false;
   if (conn.recv_armed) {
-    cancel_op(conn, Op::recv);
+    uring::cancel(ring_, conn, Op::recv);
     counters_.cancellations.add();
   }
   if (conn.send_inflight) {
-    cancel_op(conn, Op::send);
+    uring::cancel(ring_, conn, Op::send);
     counters_.cancellations.add();
   }
   maybe_release(conn);

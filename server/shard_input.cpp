@@ -102,24 +102,16 @@ void Shard::on_recv(Connection& conn, std::int32_t res, std::uint32_t flags) {
     } else {
       abort(conn);
     }
-  } else if (res == -ENOBUFS) {
-    // Not an end of stream: the buffer ring ran dry. Re-arm once buffers
-    // have been given back (after this batch), or on the tick if it repeats.
-    counters_.recv_no_buffers.add();
-    if (conn.enobufs_in_a_row < enobufs_in_a_row_max) {
-      ++conn.enobufs_in_a_row;
-      mark_dirty(conn);
-    }
-    conn.rearm_recv = !conn.recv_armed;
   } else {
-    switch (uring::classify(res)) {
-      case uring::ErrnoClass::cancelled: break;  // ours: input paused, or the connection closing
-      case uring::ErrnoClass::retry:
-        conn.rearm_recv = !conn.recv_armed;
-        mark_dirty(conn);
-        break;
-      case uring::ErrnoClass::bug: assert(!"a receive was refused as invalid"); [[fallthrough]];
-      default: abort(conn);  // ECONNRESET and friends: the peer is gone
+    // Not an end of stream when the buffer ring ran dry (-ENOBUFS): re-armed
+    // once buffers have been given back (after this batch), or on the tick
+    // if it repeats. Cancelled: ours (input paused, or the connection closing).
+    if (res == -ENOBUFS) counters_.recv_no_buffers.add();
+    switch (uring::receive_failed(conn, res, enobufs_in_a_row_max)) {
+      case uring::ReceiveFailure::rearm: mark_dirty(conn); break;
+      case uring::ReceiveFailure::rearm_on_tick:
+      case uring::ReceiveFailure::cancelled: break;
+      case uring::ReceiveFailure::peer_gone: abort(conn); break;
     }
   }
   // Re-arm a receive that ended: a single-shot one after data, and a
@@ -249,7 +241,7 @@ void Shard::pause_input(Connection& conn) {
   // A multishot receive would go on delivering: cancel it, so the socket's
   // buffer fills and TCP pushes back on the client. A single-shot receive is
   // simply not re-armed.
-  if (conn.recv_armed && conn.recv_multishot) cancel_op(conn, Op::recv);
+  if (conn.recv_armed && conn.recv_multishot) uring::cancel(ring_, conn, Op::recv);
 }
 
 bool Shard::can_take_more(const Connection& conn) const {
