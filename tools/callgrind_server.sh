@@ -5,6 +5,8 @@
 # requests, then the total and the top functions.
 # Usage: tools/callgrind_server.sh SERVER_BINARY [PIPELINE (16)] [REQUESTS (64000)] [PATH (/plaintext)]
 # Needs build-release/client/client (tools/bench.sh builds it).
+# TOP=N lists N functions (12); KEEP=FILE keeps the callgrind output there
+# (for callgrind_annotate --auto=yes, line by line in a build with -g).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 server=$1
@@ -22,5 +24,6 @@ taskset -c 1 build-release/client/client -c 16 -p "$pipeline" -n "$requests" -d 
 kill -TERM "$pid"
 wait "$pid" || true
 total=$(callgrind_annotate "$out/callgrind.out" 2>/dev/null | awk '/PROGRAM TOTALS/ {gsub(",", "", $1); print $1}')
+[[ -n "${KEEP:-}" ]] && cp "$out/callgrind.out" "$KEEP"
 echo "requests: $requests, instructions: $total, per request: $((total / requests))"
-callgrind_annotate --threshold=100 "$out/callgrind.out" 2>/dev/null | grep -E '^ *[0-9,]+ ' | sed -n 2,13p
+callgrind_annotate --threshold=100 "$out/callgrind.out" 2>/dev/null | grep -E '^ *[0-9,]+ ' | sed -n "2,$((${TOP:-12} + 1))p"

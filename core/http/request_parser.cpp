@@ -1,5 +1,6 @@
 #include "core/http/request_parser.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cassert>
 #include <cstring>
@@ -55,6 +56,43 @@ constexpr bool is_host_byte(char c) {
 }
 
 constexpr bool is_space_or_tab(char c) { return c == ' ' || c == '\t'; }
+
+// How many of the first bytes of [p, p + len) are letters, digits, '.',
+// ':' or '-' (what nearly every Host value is made of: a name or an
+// address, and a port), 16 at a time where SSE2 is there. Bytes up to
+// `readable_end` (at or past p + len) may be loaded; past it, never.
+std::size_t common_host_prefix(const char* p, std::size_t len, const char* readable_end) {
+  assert(p + len <= readable_end);
+  std::size_t i = 0;
+#if defined(__SSE2__)
+  const auto common = [](__m128i v) {
+    // Signed compares: bytes from 0x80 up are negative, outside every range.
+    const auto in = [&v](char lo, char hi) {
+      return _mm_and_si128(_mm_cmpgt_epi8(v, _mm_set1_epi8(char(lo - 1))), _mm_cmplt_epi8(v, _mm_set1_epi8(char(hi + 1))));
+    };
+    const __m128i ok = _mm_or_si128(_mm_or_si128(in('0', ':'), in('-', '.')), _mm_or_si128(in('a', 'z'), in('A', 'Z')));
+    return unsigned(_mm_movemask_epi8(ok));
+  };
+  while (i < len) {
+    __m128i v;
+    if (readable_end - (p + i) >= 16) {
+      v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i));
+    } else {
+      alignas(16) char tail[16] = {};
+      std::memcpy(tail, p + i, len - i);
+      v = _mm_load_si128(reinterpret_cast<const __m128i*>(tail));
+    }
+    const std::size_t n = std::min<std::size_t>(16, len - i);
+    const unsigned valid = n == 16 ? 0xffffu : (1u << n) - 1;
+    const unsigned miss = ~common(v) & valid;
+    if (miss != 0) return i + std::size_t(__builtin_ctz(miss));
+    i += n;
+  }
+#else
+  (void)readable_end;
+#endif
+  return i;
+}
 
 // The first CR or LF in [p, end), or end: 16 bytes at a time where SSE2 is
 // there (every x86-64), never reading outside the range.
@@ -227,6 +265,7 @@ RequestParser::Result RequestParser::feed(const char* data, std::size_t len) {
   const char* const end = data + len;
   const char* pos = data;
   scan_from_ = data;
+  feed_end_ = end;
   feed_clean_ = no_adjacent_fault(data, end);
   while (true) {
     const llhttp_errno_t rc = llhttp_execute(&llhttp_, pos, std::size_t(end - pos));
@@ -378,7 +417,10 @@ int RequestParser::on_message_begin(llhttp_t* p) {
   s.target_len_ = 0;
   s.kept_kind_ = KeptHeader::count_;
   s.kept_len_ = 0;
-  for (KeptSpan& k : s.kept_) k = KeptSpan{};
+  if (s.kept_seen_ != 0) {
+    for (KeptSpan& k : s.kept_) k = KeptSpan{};
+    s.kept_seen_ = 0;
+  }
   s.body_len_ = 0;
   s.body_truncated_ = false;
   s.body_bytes_ = 0;
@@ -448,6 +490,7 @@ void RequestParser::end_header_line() {
       span.len = std::uint16_t(trimmed.size());
     }
     span.present = true;
+    kept_seen_ = std::uint8_t(kept_seen_ | 1u << unsigned(kept_kind_));
   }
   inspected_ = Inspected::other;
 }
@@ -469,7 +512,12 @@ int RequestParser::on_header_field(llhttp_t* p, const char* at, std::size_t len)
     s.name_skipped_ = true;  // longer than any inspected name
     return 0;
   }
-  for (std::size_t i = 0; i < len; ++i) s.buf_->name[s.name_len_++] = ascii_lower(at[i]);
+  // Lower case by setting bit 5: of the token bytes llhttp lets into a
+  // name, it maps only 'A' to 'Z' onto a letter or '-', so the name equals
+  // an inspected one exactly when the original does, case aside.
+  char* const to = s.buf_->name + s.name_len_;
+  for (std::size_t i = 0; i < len; ++i) to[i] = char(at[i] | 0x20);
+  s.name_len_ = std::uint8_t(s.name_len_ + len);
   return 0;
 }
 
@@ -512,7 +560,8 @@ int RequestParser::on_header_value(llhttp_t* p, const char* at, std::size_t len)
 void RequestParser::check_host_bytes(const char* at, std::size_t len) {
   std::size_t i = 0;
   if (!host_space_after_) {
-    while (i < len && host_bytes[std::uint8_t(at[i])]) ++i;  // the whole value, usually
+    i = common_host_prefix(at, len, feed_end_);  // the whole value, usually
+    while (i < len && host_bytes[std::uint8_t(at[i])]) ++i;
     host_started_ = host_started_ || i > 0;
   }
   for (; i < len; ++i) {
@@ -597,9 +646,14 @@ int RequestParser::on_headers_complete(llhttp_t* p) {
                             : (p->flags & F_CONNECTION_KEEP_ALIVE) != 0 && !s.transfer_encoding_seen_;
   head.has_body = (has_length && p->content_length > 0) || chunked;
   head.expect_continue = s.expect_continue_ && head.has_body;
-  for (std::size_t i = 0; i < kept_header_kinds; ++i) {
-    const KeptSpan& span = s.kept_[i];
-    head.kept[i] = HeaderValue{std::string_view(s.buf_->kept_bytes + span.begin, span.len), span.present, span.usable};
+  if (s.kept_seen_ == 0) {
+    static constexpr HeaderValue none[kept_header_kinds]{};
+    std::copy(std::begin(none), std::end(none), head.kept);  // the usual request: one block copy
+  } else {
+    for (std::size_t i = 0; i < kept_header_kinds; ++i) {
+      const KeptSpan& span = s.kept_[i];
+      head.kept[i] = HeaderValue{std::string_view(s.buf_->kept_bytes + span.begin, span.len), span.present, span.usable};
+    }
   }
   head.body = {};
   head.body_truncated = false;

@@ -243,6 +243,7 @@ class RequestParser {
     bool usable = true;
   };
   KeptSpan kept_[kept_header_kinds];
+  std::uint8_t kept_seen_ = 0;  // a bit per KeptHeader whose span is set in this request
   std::uint16_t body_len_ = 0;
   bool body_truncated_ = false;
   std::uint16_t target_len_ = 0;
@@ -256,6 +257,7 @@ class RequestParser {
   // The framing scanner (see the top of this file). Its state carries over
   // feeds; scan_from_ is where the current feed's unscanned framing starts.
   const char* scan_from_ = nullptr;
+  const char* feed_end_ = nullptr;  // the end of the current feed: bytes before it may be read
   bool feed_clean_ = false;      // no two adjacent bytes of the current feed break a rule
   bool cr_pending_ = false;      // the last framing byte was a CR: LF must follow
   bool crlf_due_ = false;        // chunk data just ended: CR must follow (then LF)

@@ -25,6 +25,8 @@ PathPattern::PathPattern(std::string_view pattern) : text_(pattern) {
 }
 
 bool PathPattern::match(std::string_view path, Params& params) const {
+  // A pattern without parameters matches one path: its own text.
+  if (param_count_ == 0) return path == text_;
   if (path.empty() || path.front() != '/') return false;
   std::string_view rest = path.substr(1);
   std::size_t param = 0;

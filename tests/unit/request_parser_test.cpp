@@ -427,13 +427,16 @@ TEST(Rfc9112, every_byte_value_in_a_host_is_judged_by_the_rfc) {
     const char c = char(b);
     const bool allowed = std::isalnum(b) != 0 || allowed_specials.find(c) != std::string::npos;
     if (c == '\r' || c == '\n' || c == ' ' || c == '\t') continue;  // line ends and whitespace: other tests
-    std::vector<std::string> hosts(4);
+    std::vector<std::string> hosts(6);
     hosts[0].push_back(c);
     hosts[1].append("a").push_back(c);
     hosts[1].append("b");
     hosts[2].append(20, 'h').push_back(c);
     hosts[3].append(17, 'h').push_back(c);
     hosts[3].append(5, 'h');
+    hosts[4].append(15, 'h').push_back(c);  // the last byte of the first 16
+    hosts[5].append(16, 'h').push_back(c);  // the first of the next 16
+    hosts[5].append(15, 'h');
     for (const std::string& host : hosts) {
       std::string in = "GET / HTTP/1.1\r\nHost: ";
       in.append(host).append("\r\n\r\nGET /next HTTP/1.1\r\nHost: a\r\n\r\n");
