@@ -9,12 +9,15 @@ cd "$(dirname "$0")/.."
 
 tools/install-deps.sh --bench
 
+# Link-time optimization: the parser's callbacks, the slot engine's hooks
+# and the shard's small functions inline across files (about 13% fewer
+# instructions per request, counted by tools/callgrind_server.sh).
 configure() {  # dir, extra meson options...
   local dir=$1; shift
   if [[ -d "$dir" ]]; then
-    meson setup --reconfigure "$dir" --buildtype=release -Dtests=false "$@" >/dev/null
+    meson setup --reconfigure "$dir" --buildtype=release -Db_lto=true -Dtests=false "$@" >/dev/null
   else
-    meson setup "$dir" --buildtype=release -Dtests=false "$@" >/dev/null
+    meson setup "$dir" --buildtype=release -Db_lto=true -Dtests=false "$@" >/dev/null
   fi
   ninja -C "$dir" >/dev/null
 }
