@@ -15,9 +15,12 @@ tools/install-deps.sh --bench
 configure() {  # dir, extra meson options...
   local dir=$1; shift
   if [[ -d "$dir" ]]; then
-    meson setup --reconfigure "$dir" --buildtype=release -Db_lto=true -Dtests=false "$@" >/dev/null
+    # meson 1.0's --reconfigure keeps the options the directory had: they
+    # are set again by `meson configure`.
+    meson setup --reconfigure "$dir" >/dev/null
+    meson configure "$dir" -Dbuildtype=release -Db_lto=true -Dtests=false "$@" >/dev/null
   else
-    meson setup "$dir" --buildtype=release -Db_lto=true -Dtests=false "$@" >/dev/null
+    meson setup "$dir" -Dbuildtype=release -Db_lto=true -Dtests=false "$@" >/dev/null
   fi
   ninja -C "$dir" >/dev/null
 }

@@ -9,7 +9,10 @@ tools/install-deps.sh
 configure() {  # dir, extra meson options...
   local dir=$1; shift
   if [[ -d "$dir" ]]; then
-    meson setup --reconfigure "$dir" "$@" >/dev/null
+    # meson 1.0's --reconfigure keeps the options the directory had: they
+    # are set again by `meson configure`.
+    meson setup --reconfigure "$dir" >/dev/null
+    meson configure "$dir" "$@" >/dev/null
   else
     meson setup "$dir" "$@" >/dev/null
   fi
