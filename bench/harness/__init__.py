@@ -1,0 +1,17 @@
+"""ringhttp's benchmark harness, one concern per module (bench/bench.py runs it):
+
+constants    placement, bounds and the bytes every workload is checked against
+units        counts and durations as options take them
+workloads    what is asked and what every response must be
+servers      how each server is started, what it serves, why it cannot run
+rows         server x workload x generator; the default run and the --compare axes
+processes    starting, watching and stopping processes; their CPU time
+runs         one measured run of a row (the generator, the server's CPU, the variant confirmed)
+cold_start   exec to the first right answer
+memory       RSS per idle connection, held by forked holders
+environment  the machine and build beside every number
+summary      medians, ranges, ratios, the ladder
+render       tables, memory tables and notes, the chart
+context      one run's resolved options and the bodies and token rows need
+cli          the command line and the run itself
+"""

@@ -1,0 +1,332 @@
+"""The command line: options (argparse's own --help), --list, and the run itself.
+
+Method (docs/BENCHMARKS.md): each run starts the server fresh, pinned to CPU 0
+with one shard; the load generator (ringhttp's client, one thread) is pinned to
+CPU 1; it warms up (not reported), then measures; the server's utime+stime from
+/proc/PID/stat over the measured window divided by the responses is the server
+CPU per request, the column to compare. Every response is checked (status and
+body). Iterations are the outer loop; medians and [min-max] are reported. Any
+failed request fails its row and the exit status is 1, naming the row. Cold
+start is exec to the first right answer to GET /plaintext, for every server.
+SIGTERM or Ctrl-C stops every process the harness started, writes what was
+measured so far, and exits 130.
+"""
+import argparse
+import datetime
+import json
+import os
+import re
+import shutil
+import signal
+import sys
+import time
+
+from .constants import COLD_START_SPAWNS, COOL_DOWN_S, IDLE_CONNECTIONS, READY_PATH, ROOT, START_WAIT_S
+from .workloads import WORKLOADS
+from .servers import Custom, Ringhttp
+from .rows import AXES, BY_NAME, all_rows, axis_rows, select, usage_error
+from .processes import Running, StartError, WrongAnswer
+from .runs import measure
+from .cold_start import cold_start
+from .memory import idle_counts, memory_per_connection, memory_summary
+from .environment import environment
+from .summary import LADDER_HEADER, fmt, generator_comparison, ladder_table, summarize
+from .render import (
+    HEADER,
+    chart,
+    md_table,
+    memory_notes,
+    memory_side_by_side,
+    memory_table,
+    table_rows,
+    text_table,
+)
+from .context import Context
+from .units import non_negative, positive, seconds
+
+
+INTERRUPTED = 130  # the exit status of a run stopped by SIGTERM or Ctrl-C (128 + SIGINT, as a shell says)
+
+
+def parse_args(argv):
+    """The options, with argparse's own --help (the module's docstring after it)."""
+    p = argparse.ArgumentParser(
+        prog="bench/bench.py", formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="ringhttp's main benchmark: real servers on real sockets, the seeds' method "
+                    "(tools/bench.sh installs, builds, then runs this).",
+        epilog=__doc__.split("\n\n", 1)[1].strip())
+    p.add_argument("--build", default=os.path.join(ROOT, "build-release"), metavar="DIR",
+                   help="meson build directory with server, client and floors (default: %(default)s)")
+    p.add_argument("--build-glibc", metavar="DIR",
+                   help="a -Dallocator=system build, for --compare alloc (default: <build>-glibc)")
+    p.add_argument("--only", default="", metavar="LIST",
+                   help="rows to run, comma-separated: row ids (ringhttp/json, ringhttp/plaintext/wrk), server "
+                        "names (nginx), workload names (json), generator (wrk), or 'all' (default: the default rows)")
+    p.add_argument("--duration", type=positive, metavar="S", help="measured seconds per run (default: 10)")
+    p.add_argument("--warmup", type=non_negative, metavar="S",
+                   help="warm-up seconds per run, not reported (default: 3)")
+    p.add_argument("--connections", type=positive, default=128, metavar="N", help="connections (default: %(default)s)")
+    p.add_argument("--iterations", type=positive, metavar="N",
+                   help="runs per row, each with a freshly started server (default: 3)")
+    p.add_argument("--pipeline", type=positive, default=16, metavar="N",
+                   help="requests per send in the pipelined workload (default: %(default)s)")
+    p.add_argument("--quick", action="store_true", help="one short iteration (1 s warm-up, 2 s measured): a smoke test")
+    p.add_argument("--compare", default="", metavar="AXIS",
+                   help="ringhttp variations instead of the default rows, each with its ratio to the default "
+                        f"variant: {', '.join(AXES)} (comma-separated for several)")
+    p.add_argument("--idle-connections", type=idle_counts, default=idle_counts(IDLE_CONNECTIONS), metavar="LIST",
+                   help="the memory row's counts of idle connections, comma-separated, 'max' the most a server's "
+                        f"descriptor limit allows (default: {IDLE_CONNECTIONS}; 0 skips the row)")
+    p.add_argument("--start-wait", type=seconds, default=START_WAIT_S, metavar="S",
+                   help="seconds a started server has to answer its first request (default: %(default)s)")
+    p.add_argument("--cool-down", type=seconds, default=COOL_DOWN_S, metavar="S",
+                   help="seconds between runs (default: %(default)s)")
+    p.add_argument("--server", action="append", default=[], metavar="NAME=CMD",
+                   help="also benchmark your own server: CMD is run with {port} replaced (repeatable)")
+    p.add_argument("--list", action="store_true",
+                   help="print the workloads and rows (--json for machine-readable) and exit")
+    p.add_argument("--json", action="store_true", help="with --list: JSON")
+    p.add_argument("--out", default=os.path.join(ROOT, "results"), metavar="DIR",
+                   help="where results go (default: %(default)s)")
+    a = p.parse_args(argv)
+    quick = (2, 1, 1) if a.quick else (10, 3, 3)
+    a.duration = a.duration or quick[0]
+    a.warmup = quick[1] if a.warmup is None else a.warmup
+    a.iterations = a.iterations or quick[2]
+    a.axes = [x for x in a.compare.split(",") if x]
+    for x in a.axes:
+        if x not in AXES:
+            p.error(f"--compare: unknown axis '{x}' (axes: {', '.join(AXES)})")
+    a.custom = []
+    for spec in a.server:
+        name, sep, cmd = spec.partition("=")
+        if not sep or not re.fullmatch(r"[a-z0-9][a-z0-9_.-]*", name) or "{port}" not in cmd:
+            p.error(f"--server '{spec}': expected NAME=COMMAND with {{port}} in COMMAND, NAME in [a-z0-9_.-]")
+        if name in BY_NAME:
+            p.error(f"--server: '{name}' is already a server here")
+        a.custom.append(Custom(name, cmd))
+    if a.start_wait <= 0:
+        p.error("--start-wait: more than 0 seconds")
+    return a
+
+
+def list_rows(rows, as_json):
+    if as_json:
+        print(json.dumps({
+            "workloads": [{"name": w.name, "path": w.path, "description": w.description, "pipelined": w.pipelined,
+                           "body_bytes": len(w.body)} for w in WORKLOADS.values()],
+            "rows": [{"id": r.id, "server": r.server.name, "workload": r.workload.name, "generator": r.generator,
+                      "variant": r.variant.name if r.variant else None, "axis": r.axis, "default": r.default}
+                     for r in rows],
+        }, indent=2))
+        return
+    print("workloads:")
+    for w in WORKLOADS.values():
+        print(f"  {w.name:<12} {w.description}")
+    print("rows (* = in the default run):")
+    for r in rows:
+        print(f"  {'*' if r.default else ' '} {r.id}")
+    print("--compare axes: " + "; ".join(f"{k}: {', '.join(v.name for v in vs)} on {', '.join(ws)}"
+                                         for k, (ws, vs) in AXES.items()))
+
+
+def measure_all(ctx, a, runnable, instances, runs):
+    """Cold start and the memory row once per server instance, then every
+    row's iterations (iterations the outer loop); fills `instances` and
+    `runs` as it goes and returns the runs done."""
+    total = len(runnable) * a.iterations
+    done = 0
+    for r in runnable:
+        if r.instance in instances:
+            continue
+        inst = instances[r.instance] = {}
+        try:
+            inst["cold_start_ms"] = cold_start(ctx, r.server, r.variant)
+        except WrongAnswer as e:
+            inst["cold_start_failure"] = str(e)  # its rows still run: their client names what is wrong
+        except StartError as e:
+            inst["failure"] = str(e)
+            continue
+        if ctx.idle_counts and r.server.memory_row and (not r.axis or r.axis == "alloc"):
+            inst["memory"] = memory_per_connection(ctx, r.server, r.variant)
+        print(f"{r.instance}: cold start "
+              + (f"{fmt(inst.get('cold_start_ms'), '.1f')} ms" if "cold_start_failure" not in inst else
+                 f"failed: {inst['cold_start_failure']}")
+              + memory_summary(inst.get("memory", {})), flush=True)
+
+    for it in range(1, a.iterations + 1):
+        for r in runnable:
+            done += 1
+            inst = instances[r.instance]
+            rec = measure(ctx, r, "cold_start_failure" not in inst) if "failure" not in inst else {
+                "failure": inst["failure"]}
+            rec["iteration"] = it
+            runs[r.id].append(rec)
+            if "failure" in rec:
+                print(f"[{done}/{total}] {r.id} iteration {it}: FAILED: {rec['failure']}", flush=True)
+            else:
+                print(f"[{done}/{total}] {r.id} iteration {it}: {rec['rps'] / 1000:.1f}k req/s, server "
+                      f"{fmt(rec.get('server_cpu_us'), '.2f')} µs/req, client {fmt(rec.get('client_cpu_us'), '.2f')}"
+                      f" µs/req, {rec['errors']} errors", flush=True)
+            time.sleep(ctx.cool_down)
+    return done
+
+
+def main(argv):
+    a = parse_args(argv)
+    rows = axis_rows(a.axes) + (all_rows(a.custom) if not a.axes else [])
+    if a.list:
+        list_rows(rows if a.axes else all_rows(a.custom) + axis_rows(list(AXES)), a.json)
+        return 0
+    rows = select(rows, a.only)
+    ctx = Context(a)
+    if ctx.idle_error:
+        shutil.rmtree(ctx.bodies_dir, ignore_errors=True)
+        usage_error(f"--idle-connections: {ctx.idle_error}")
+    if not os.access(ctx.client, os.X_OK):
+        raise SystemExit(f"bench: {ctx.client} is not built (tools/bench.sh builds it)")
+    for tool in ("taskset",) + (("wrk",) if any(r.generator == "wrk" for r in rows) else ()):
+        if not shutil.which(tool):
+            print(f"bench: {tool} is not installed: its rows are skipped", file=sys.stderr)
+
+    skipped = {}
+    runnable = []
+    for r in rows:
+        reason = r.server.missing(ctx)
+        if not reason and r.generator == "wrk" and not shutil.which("wrk"):
+            reason = "wrk is not installed (Debian: wrk)"
+        if not reason and r.variant and r.variant.glibc_build and not os.access(
+                Ringhttp().binary(ctx, ctx.build_glibc), os.X_OK):
+            reason = f"{ctx.build_glibc} has no server (tools/bench.sh --compare alloc builds it)"
+        if not reason and r.variant and r.variant.preload and not os.path.exists(r.variant.preload):
+            reason = f"{r.variant.preload} is not installed"
+        if reason:
+            skipped[r.id] = reason
+        else:
+            runnable.append(r)
+    if not runnable:
+        raise SystemExit("bench: no row can run: " + "; ".join(f"{k}: {v}" for k, v in skipped.items()))
+
+    os.makedirs(a.out, exist_ok=True)
+    stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    base = os.path.join(a.out, f"bench-{stamp}")
+    servers = list({r.server.name: r.server for r in runnable}.values())
+    env = environment(ctx, servers)
+    env_lines = [f"- {k}: {v}" for k, v in env.items()]
+    print("## Environment\n\n" + "\n".join(env_lines) + "\n", flush=True)
+    for rid, why in skipped.items():
+        print(f"skipping {rid}: {why}")
+
+    # Cold start and memory: once per server instance, before the load runs.
+    # SIGTERM or Ctrl-C anywhere in here stops the run where it is; what was
+    # measured until then is still summarized and written.
+    instances = {}
+    runs = {r.id: [] for r in runnable}
+    total = len(runnable) * a.iterations
+    done = 0
+    interrupted = None
+    try:
+        done = measure_all(ctx, a, runnable, instances, runs)
+    except KeyboardInterrupt as e:
+        interrupted = str(e) or "SIGINT"
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(sig, signal.SIG_IGN)  # stopping and writing are not cut short
+        for running in list(Running.live):
+            running.stop()
+        done = sum(len(v) for v in runs.values())
+        print(f"bench: interrupted ({interrupted}) after {done} of {total} runs: writing what was measured",
+              file=sys.stderr, flush=True)
+        runnable = [r for r in runnable if runs[r.id]]  # the rows that ran at least once
+
+
+    summaries = {r.id: summarize(r, runs[r.id]) for r in runnable}
+    for r in runnable:
+        if "cold_start_failure" in instances[r.instance]:
+            summaries[r.id]["failures"].append("cold start: " + instances[r.instance]["cold_start_failure"])
+    body = table_rows(runnable, summaries, instances)
+    mem_header, mem_body = memory_table(instances)
+    side_header, side_body = memory_side_by_side(instances, ctx.idle_counts)
+    mem_notes = memory_notes(ctx, instances) if mem_body else []
+    chart_error = chart(base + ".png", runnable, summaries)
+    failed = [r.id for r in runnable if summaries[r.id]["failures"]]
+    failed += [f"{name} (memory row)" for name, inst in instances.items() if "failure" in inst.get("memory", {})]
+
+    notes = [
+        "Medians over iterations, [min–max] where they differ. Server CPU µs/req: the server process's utime+stime "
+        "over the measured window ÷ responses (the column to compare). ÷ base: that figure divided by the row named "
+        "in the JSON's ratio_base (the io_uring floor's row of the same kind, ringhttp/json for the ladder's rungs, "
+        "or the axis's default variant).",
+        "Client CPU µs/req: the generator's own CPU (ringhttp's client, or wrk in /wrk rows). wrk checks statuses "
+        "only, and prints no p99.9; ringhttp's client checks every status and body.",
+        f"Cold start: exec to the first right answer to GET {READY_PATH} (status 200 and its body, on a new "
+        f"connection polled every 1 ms), median of {COLD_START_SPAWNS} spawns. RSS: the server's VmRSS right after "
+        "the measured run.",
+    ]
+    notes += generator_comparison(runnable, summaries)
+    ladder_body, ladder_verdicts = ladder_table(summaries)
+    text = "## Results\n\n" + text_table(HEADER, body)
+    ladder_note = ("The seeds' figures are another machine (Apple M1 Pro), another runtime (Node 24) and their "
+                   "framework: compare the differences between rungs, not the absolute numbers.")
+    if ladder_body:
+        text += ("\n\n## The seeds' ladder (ringhttp, differences from json in this run)\n\n"
+                 + text_table(LADDER_HEADER, ladder_body) + "\n" + "\n".join(ladder_verdicts) + "\n" + ladder_note)
+    if mem_body:
+        text += ("\n\n## Memory per idle keep-alive connection\n\n" + text_table(side_header, side_body) + "\n\n"
+                 + text_table(mem_header, mem_body) + "\n\n" + "\n".join(mem_notes))
+    print("\n" + text + "\n\n" + "\n".join(notes))
+    md = ("# ringhttp benchmark " + stamp + "\n\n## Environment\n\n" + "\n".join(env_lines) + "\n\n## Results\n\n"
+          + md_table(HEADER, body) + "\n\n" + "\n\n".join(notes) + "\n")
+    if ladder_body:
+        md += ("\n## The seeds' ladder (ringhttp, differences from json in this run)\n\n"
+               + md_table(LADDER_HEADER, ladder_body) + "\n\n" + "\n".join(f"- {v}" for v in ladder_verdicts)
+               + "\n\n" + ladder_note + "\n")
+    if mem_body:
+        md += ("\n## Memory per idle keep-alive connection\n\n" + md_table(side_header, side_body) + "\n\n"
+               + md_table(mem_header, mem_body) + "\n\n" + "\n\n".join(mem_notes) + "\n")
+    if interrupted:
+        md += f"\nInterrupted ({interrupted}) after {done} of {total} runs: the rows above are what was measured.\n"
+    if skipped:
+        md += "\nSkipped: " + "; ".join(f"{k}: {v}" for k, v in skipped.items()) + "\n"
+    with open(base + ".md", "w") as f:
+        f.write(md)
+    with open(base + ".json", "w") as f:
+        json.dump({"environment": env, "options": {k: v for k, v in vars(a).items() if k != "custom"},
+                   "summaries": list(summaries.values()), "runs": runs, "instances": instances,
+                   "skipped": skipped, "workloads": {w.name: w.description for w in WORKLOADS.values()},
+                   "memory_row": {"counts": ctx.idle_counts, "descriptor_limits": ctx.fd_limits,
+                                  "holder_sources": ctx.holder_sources,
+                                  "holder_connections_max": ctx.holder_connections_max, "notes": mem_notes},
+                   "ladder": {"rows": ladder_body, "verdicts": ladder_verdicts},
+                   "interrupted": interrupted, "runs_done": done, "runs_planned": total},
+                  f, indent=1, default=str)
+    print(f"\nraw results: {os.path.relpath(base + '.json', ROOT)}\nmarkdown:    {os.path.relpath(base + '.md', ROOT)}")
+    print(f"chart:       {os.path.relpath(base + '.png', ROOT)}" if not chart_error else f"chart:       none ({chart_error})")
+    shutil.rmtree(ctx.bodies_dir, ignore_errors=True)
+    if interrupted:
+        return INTERRUPTED
+    if failed:
+        print("bench: FAILED rows: " + ", ".join(failed), file=sys.stderr)
+        for rid in failed:
+            for why in summaries.get(rid, {}).get("failures", []):
+                print(f"  {rid}: {why}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def interrupt(signum, _frame):
+    """SIGTERM as Ctrl-C is: the run stops where it is and writes what it measured."""
+    raise KeyboardInterrupt(signal.Signals(signum).name)
+
+
+def run(argv):
+    """main(), and every process the harness started stopped, whatever happens."""
+    signal.signal(signal.SIGTERM, interrupt)
+    code = INTERRUPTED
+    try:
+        code = main(argv)
+    except KeyboardInterrupt:
+        print("bench: interrupted", file=sys.stderr)
+    finally:
+        for running in list(Running.live):
+            running.stop()
+    return code

@@ -1,0 +1,47 @@
+"""Placement, bounds and the fixed bytes every workload is checked against."""
+import os
+import socket
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # bench/harness/ -> the repository
+PEERS = os.path.join(ROOT, "bench", "peers")
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+SERVER_CPUS = "0"            # the server under test, one shard
+CLIENT_CPU = "1"             # the load generator, one thread
+START_WAIT_S = 10            # a server not answering its first request by then has failed to start
+STOP_WAIT_S = 5              # SIGTERM, then SIGKILL after this long
+COOL_DOWN_S = 1              # between runs, so one run's TIME_WAIT and softirq backlog do not land on the next
+GENERATOR_GRACE_S = 30       # a generator still running this long after its window has hung
+COLD_START_SPAWNS = 3        # cold start is the median of this many spawns
+# Every server answers this as the plaintext workload does; cold start ends at
+# its first right answer, the same request for every server.
+READY_PATH = "/plaintext"
+IDLE_CONNECTIONS = "1000,10000,max"  # the memory row's counts; max: what a server's descriptor limit allows
+IDLE_CONNECTIONS_CAP = 100_000       # max never asks past this, where descriptors allow a million
+SERVER_FD_MARGIN = 256       # descriptors a server keeps beyond its idle connections (listener, ring, stdio, ...)
+HOLDER_CONNECTIONS_MAX = 8192   # idle connections per holder process (the memory row's clients)
+HOLDER_FD_MARGIN = 64        # descriptors a holder keeps beyond its connections
+HOLDERS_MIN = 2              # the connections are always spread over processes and source addresses
+IP_BIND_ADDRESS_NO_PORT = getattr(socket, "IP_BIND_ADDRESS_NO_PORT", 24)  # <linux/in.h>
+IDLE_OPEN_TIMEOUT_S = 10     # connect and the one answer, per idle connection
+IDLE_OPEN_BUDGET_S = 0.01    # ... and per connection for a whole count, on top
+MEMORY_SETTLE_S = 0.5        # after the last answer, before RSS is read
+STREAM_BYTES = 65536
+STREAM_PERIOD = 251          # ringhttp's /stream: byte i is i mod 251
+PLAINTEXT = b"Hello, World!"
+JSON_BODY = b'{"message":"Hello, World!"}'
+PING_BODY = b'{"ok":true}'
+BENCH_ORIGIN = "https://bench.example"   # the origin the middleware row sends, on the server's allow-list
+# The middleware row's rate limit: per address per second, far above what one
+# run sends, so every request pays for the limiter and none is refused.
+BENCH_RATE_LIMIT = 10_000_000
+ECHO_REQUEST = b'{"name":"bench","n":21}'
+ECHO_BODY = b'{"hello":"bench","doubled":42}'
+USER_ID = 12345
+USER_BODY = b'{"id":12345,"name":"user-12345"}'
+TOKEN_SUBJECT = "bench-user"
+PROFILE_BODY = b'{"sub":"bench-user"}'
+TOKEN_LIFETIME_S = 86_400    # far past any run; the server checks exp on every request
+
+
+def stream_body(n):
+    return bytes(i % STREAM_PERIOD for i in range(n))

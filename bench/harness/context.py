@@ -1,0 +1,52 @@
+"""One run's context: the options resolved, the build, the bodies and the token the rows need."""
+import os
+import tempfile
+
+from .constants import SERVER_FD_MARGIN, TOKEN_LIFETIME_S, TOKEN_SUBJECT
+from .workloads import mint_token
+from .memory import descriptor_limits, holder_plan, resolve_counts
+
+
+class Context:
+    def __init__(self, a):
+        self.build = os.path.realpath(a.build)
+        self.build_glibc = os.path.realpath(a.build_glibc or (self.build.rstrip("/") + "-glibc"))
+        self.client = os.path.join(self.build, "client", "client")
+        self.duration, self.warmup, self.iterations = a.duration, a.warmup, a.iterations
+        self.connections, self.pipeline = a.connections, a.pipeline
+        # The memory row: its counts with 'max' resolved, what the servers'
+        # tables are sized to, and the holders that open the connections.
+        self.fd_limits = descriptor_limits()
+        self.idle_counts, self.idle_error = resolve_counts(a.idle_connections, self.fd_limits)
+        self.server_connections = self.fd_limits["largest"] + SERVER_FD_MARGIN
+        self.holder_sources, self.holder_connections_max = holder_plan(
+            self.fd_limits, self.idle_counts[-1] if self.idle_counts else 0)
+        self.start_wait, self.cool_down = a.start_wait, a.cool_down
+        self.references = {}  # variant name -> the start-up line's fields for its flags alone
+        self.bodies_dir = tempfile.mkdtemp(prefix="ringhttp-bench-bodies.")
+        self._bodies = {}
+        # A secret made for this run (never a default), and a token signed with it.
+        secret = os.urandom(32).hex().encode()
+        self.jwt_secret_file = os.path.join(self.bodies_dir, "jwt-secret")
+        with open(self.jwt_secret_file, "wb") as f:
+            f.write(secret)
+        os.chmod(self.jwt_secret_file, 0o600)
+        self.token = mint_token(secret, TOKEN_SUBJECT, TOKEN_LIFETIME_S)
+
+    def resolve(self, header):
+        return header.replace("{token}", self.token)
+
+    def request_body_file(self, w):
+        path = os.path.join(self.bodies_dir, w.name + ".request")
+        if not os.path.exists(path):
+            with open(path, "wb") as f:
+                f.write(w.request_body)
+        return path
+
+    def body_file(self, w):
+        if w.name not in self._bodies:
+            path = os.path.join(self.bodies_dir, w.name)
+            with open(path, "wb") as f:
+                f.write(w.body)
+            self._bodies[w.name] = path
+        return self._bodies[w.name]

@@ -1,0 +1,153 @@
+"""Tables (terminal and markdown), the memory tables and notes, the chart."""
+import os
+import shutil
+import subprocess
+
+from .memory import largest_count_reason
+from .summary import fmt, ratio_base, with_range
+
+
+def table_rows(rows, summaries, instances):
+    out = []
+    for row in rows:
+        s = summaries[row.id]
+        base = summaries.get(ratio_base(row, summaries) or "")
+        ratio = None
+        if base and s["server_cpu_us"] and base["server_cpu_us"]:
+            ratio = s["server_cpu_us"][0] / base["server_cpu_us"][0]
+        s["ratio"] = ratio
+        s["ratio_base"] = base["row"] if base else None
+        inst = instances.get(row.instance, {})
+        cpu = s["server_cpu_us"]
+        rps = s["rps"] and tuple(v / 1000 for v in s["rps"])
+        out.append([
+            row.id + ("  FAILED" if s["failures"] else ""),
+            with_range(rps, ".1f"),
+            with_range(cpu, ".2f"),
+            fmt(ratio, ".2f", "—"),
+            fmt(s["client_cpu_us"] and s["client_cpu_us"][0], ".2f"),
+            fmt(s["p50_ms"] and s["p50_ms"][0], ".2f"),
+            fmt(s["p99_ms"] and s["p99_ms"][0], ".2f"),
+            fmt(s["p999_ms"] and s["p999_ms"][0], ".2f"),
+            fmt(inst.get("cold_start_ms"), ".1f"),
+            fmt(s["rss_bytes"] and s["rss_bytes"][0] / 2**20, ".1f"),
+            str(s["errors"]),
+        ])
+    return out
+
+
+HEADER = ["row", "req/s (k)", "server CPU µs/req", "÷ base", "client CPU µs/req", "p50 ms", "p99 ms",
+          "p99.9 ms", "cold start ms", "RSS MiB", "errors"]
+
+
+def text_table(header, body):
+    widths = [max(len(str(x)) for x in col) for col in zip(header, *body)]
+    lines = ["  ".join(str(c).ljust(w) if i == 0 else str(c).rjust(w) for i, (c, w) in enumerate(zip(r, widths)))
+             for r in [header] + body]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def md_table(header, body):
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(str(c) for c in r) + " |" for r in body]
+    return "\n".join(lines)
+
+
+def memory_table(instances):
+    """Each server's readings: one connection, then each count."""
+    body = []
+    for name, inst in instances.items():
+        m = inst.get("memory")
+        if not m:
+            continue
+        if m.get("rss_before") is not None:
+            body.append([name, "1", f"{m['rss_before'] / 2**20:.1f}", "", ""])
+        for p in m.get("points", []):
+            held = f"{p['connections']:,}" + ("" if p["connections"] == p["requested"] else
+                                              f" of {p['requested']:,} opened")
+            body.append([name, held, f"{p['rss_after'] / 2**20:.1f}", f"{p['bytes_per_connection'] / 1024:.2f}",
+                         fmt(p["slope_bytes_per_connection"] and p["slope_bytes_per_connection"] / 1024, ".2f")])
+        if "failure" in m:
+            body.append([name, "FAILED", m["failure"], "", ""])
+    return ["server", "idle connections held", "RSS MiB", "KiB per connection",
+            "KiB per added connection (slope)"], body
+
+
+def memory_side_by_side(instances, counts):
+    """Per count, each server's KiB per connection and slope beside it."""
+    names = [n for n, inst in instances.items() if inst.get("memory")]
+    header = ["idle connections"]
+    for n in names:
+        header += [f"{n} KiB/conn", f"{n} slope"]
+    body = []
+    for count in counts:
+        row = [f"{count:,}"]
+        for n in names:
+            m = instances[n]["memory"]
+            p = next((p for p in m.get("points", []) if p["requested"] == count), None)
+            if p is None:
+                row += ["failed" if "failure" in m else "—", ""]
+                continue
+            held = "" if p["connections"] == count else f" (held {p['connections']:,})"
+            row += [f"{p['bytes_per_connection'] / 1024:.2f}{held}",
+                    fmt(p["slope_bytes_per_connection"] and p["slope_bytes_per_connection"] / 1024, ".2f")]
+        body.append(row)
+    return header, body
+
+
+def memory_notes(ctx, instances):
+    limits = ctx.fd_limits
+    notes = [f"Memory row: RSS growth from one idle keep-alive connection open to each count (one request answered "
+             f"on each) ÷ the connections the server still held at that reading, less the first; slope: the "
+             f"growth since the previous reading ÷ the connections added since (the first count's is from the one "
+             f"connection). A figure that holds as the count grows has a slope equal to it. Largest count "
+             f"{limits['largest']:,}: {largest_count_reason(limits)}. The connections come from "
+             f"{len(ctx.holder_sources)} holder processes on {ctx.holder_sources[0]}–{ctx.holder_sources[-1]}, "
+             f"at most {ctx.holder_connections_max:,} each."]
+    for name, inst in instances.items():
+        points = [p for p in inst.get("memory", {}).get("points", []) if p["slope_bytes_per_connection"]]
+        if points:
+            slope = points[-1]["slope_bytes_per_connection"]
+            notes.append(f"{name} at its last slope ({slope / 1024:.2f} KiB): 100,000 idle connections would add "
+                         f"{slope * 1e5 / 2**20:,.0f} MiB, 1,000,000 {slope * 1e6 / 2**30:,.1f} GiB.")
+    return notes
+
+
+CHART_COLOURS = {"ours": "0x3b6ea8", "control": "0x9a9a9a", "peer": "0xd9822b", "custom": "0x6aa84f"}
+
+
+def chart(path, rows, summaries):
+    if not shutil.which("gnuplot"):
+        return "gnuplot is not installed (Debian: gnuplot-nox)"
+    data = path + ".dat"
+    n = 0
+    with open(data, "w") as f:
+        for row in rows:
+            cpu = summaries[row.id]["server_cpu_us"]
+            if cpu:
+                colour = CHART_COLOURS[row.server.kind]
+                f.write(f'"{row.id}" {cpu[0]:.4f} {cpu[1]:.4f} {cpu[2]:.4f} {colour}\n')
+                n += 1
+    if not n:
+        return "no row has a figure to plot"
+    script = f"""
+set terminal pngcairo size {max(900, 60 * n + 200)},640 font ",10"
+set output "{path}"
+set title "server CPU µs per request, median with min–max (blue: ringhttp, grey: floor controls, orange: peers)"
+set ylabel "µs per request"
+set style fill solid 0.7 border -1
+set boxwidth 0.75
+set xtics rotate by -40 left noenhanced
+set yrange [0:*]
+set xrange [-0.6:{n - 0.4}]
+set grid ytics
+set bmargin 11
+unset key
+plot "{data}" using 0:2:5:xtic(1) with boxes linecolor rgb variable, \\
+     "{data}" using 0:2:3:4 with yerrorbars linecolor rgb "black" pointtype -1, \\
+     "{data}" using 0:2:(sprintf("%.2f", $2)) with labels offset 0,0.8 font ",8"
+"""
+    r = subprocess.run(["gnuplot"], input=script, text=True, capture_output=True)
+    os.unlink(data)
+    return None if r.returncode == 0 else f"gnuplot failed: {r.stderr.strip()[-200:]}"

@@ -1,0 +1,127 @@
+"""Rows: a server (perhaps a variant of it), a workload, a generator; the default run and the axes."""
+import dataclasses
+import sys
+
+from .constants import SERVER_CPUS
+from .workloads import WORKLOADS, Workload
+from .servers import Floor, H2o, Nginx, Node, Ringhttp, Server
+
+
+# Rows: a server (perhaps a variant of it), a workload, a generator.
+
+@dataclasses.dataclass(frozen=True)
+class Variant:
+    name: str
+    args: tuple = ()          # replaces the default "--shards 1 --cpus 0"
+    extra_args: tuple = ()
+    preload: str = ""
+    glibc_build: bool = False
+    cpus: str = SERVER_CPUS
+    expect_allocator: str = ""  # the start-up line's allocator= must say this
+    expect_uring: str = ""      # ... its uring= list must name this
+    expect_send: str = ""       # ... its send= must say this
+
+
+@dataclasses.dataclass(frozen=True)
+class Row:
+    server: Server
+    workload: Workload
+    generator: str = "client"   # client | wrk
+    variant: Variant = None
+    axis: str = ""
+    default: bool = False       # in the run without --only
+
+    @property
+    def id(self):
+        name = self.server.name + (f":{self.variant.name}" if self.variant else "")
+        return f"{name}/{self.workload.name}" + ("/wrk" if self.generator == "wrk" else "")
+
+    @property
+    def instance(self):
+        """Which started process this row's cold start and memory belong to."""
+        return self.server.name + (f":{self.variant.name}" if self.variant else "")
+
+
+SERVERS = [Floor("epoll"), Floor("uring"), Ringhttp(), Nginx(), H2o(), Node()]
+BY_NAME = {s.name: s for s in SERVERS}
+
+# The default run: about twelve minutes (3 x 13 s per row, plus start-ups).
+DEFAULT_ROWS = {
+    "floor-epoll/plaintext", "floor-uring/plaintext", "ringhttp/plaintext", "ringhttp/json",
+    "ringhttp/ping", "ringhttp/middleware", "ringhttp/validated", "ringhttp/path-param", "ringhttp/authenticated",
+    "ringhttp/stream-64k", "floor-uring/pipelined", "ringhttp/pipelined", "nginx/plaintext",
+    "h2o/plaintext", "node/json", "ringhttp/plaintext/wrk",
+}
+WRK_ROWS = [("ringhttp", "plaintext"), ("ringhttp", "pipelined"), ("ringhttp", "stream-64k"),
+            ("floor-uring", "plaintext"), ("floor-uring", "pipelined")]
+
+JEMALLOC = "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2"          # Debian libjemalloc2
+TCMALLOC = "/usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4"  # Debian libtcmalloc-minimal4
+
+AXES = {
+    # axis: (workloads, variants; the first variant is the default the others are divided by)
+    "uring": (("plaintext", "pipelined"), [
+        Variant("all"),
+        Variant("6.1", extra_args=("--uring", "6.1")),
+        Variant("6.0", extra_args=("--uring", "6.0")),
+        Variant("5.19", extra_args=("--uring", "5.19")),
+        Variant("5.10", extra_args=("--uring", "5.10")),
+        Variant("sqpoll", extra_args=("--uring", "all,sqpoll"), expect_uring="sqpoll"),
+    ]),
+    "send": (("plaintext", "stream-64k"), [
+        Variant("sendmsg", extra_args=("--send", "sendmsg"), expect_send="sendmsg"),
+        Variant("writev", extra_args=("--send", "writev"), expect_send="writev"),
+        Variant("zc", extra_args=("--send", "zc"), expect_send="zc"),
+    ]),
+    "alloc": (("json", "pipelined"), [
+        Variant("mimalloc", expect_allocator="mimalloc"),
+        Variant("glibc", glibc_build=True, expect_allocator="glibc"),
+        Variant("jemalloc", glibc_build=True, preload=JEMALLOC, expect_allocator="jemalloc"),
+        Variant("tcmalloc", glibc_build=True, preload=TCMALLOC, expect_allocator="tcmalloc"),
+    ]),
+    "shards": (("plaintext", "pipelined"), [
+        Variant("1-shard"),
+        Variant("2-shards", args=("--shards", "2", "--cpus", "0,1"), cpus="0,1"),
+    ]),
+}
+
+
+def all_rows(custom):
+    rows = []
+    for s in SERVERS + custom:
+        for w in s.workloads:
+            r = Row(s, WORKLOADS[w])
+            rows.append(dataclasses.replace(r, default=r.id in DEFAULT_ROWS or s.kind == "custom"))
+    for s, w in WRK_ROWS:
+        r = Row(BY_NAME[s], WORKLOADS[w], generator="wrk")
+        rows.append(dataclasses.replace(r, default=r.id in DEFAULT_ROWS))
+    return rows
+
+
+def axis_rows(axes):
+    rows = []
+    for axis in axes:
+        workloads, variants = AXES[axis]
+        for w in workloads:
+            for v in variants:
+                rows.append(Row(BY_NAME["ringhttp"], WORKLOADS[w], variant=v, axis=axis, default=True))
+    return rows
+
+
+def usage_error(message):
+    print(f"bench: {message}", file=sys.stderr)
+    raise SystemExit(2)
+
+
+def select(rows, only):
+    if not only:
+        return [r for r in rows if r.default]
+    wanted = [t for t in only.split(",") if t]
+    chosen = []
+    for token in wanted:
+        hits = [r for r in rows if token in ("all", r.id, r.server.name, r.workload.name, r.instance)
+                or (token == "wrk" and r.generator == "wrk")]
+        if not hits:
+            usage_error(f"--only: nothing is named '{token}' (bench/bench.py --list shows the rows)")
+        chosen += [r for r in hits if r not in chosen]
+    return [r for r in rows if r in chosen]  # in the table's order

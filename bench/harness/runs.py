@@ -1,0 +1,233 @@
+"""One measured run of a row: the generator, the server's CPU over the window, the variant confirmed."""
+import json
+import os
+import re
+
+from .constants import CLIENT_CPU, CLK_TCK, GENERATOR_GRACE_S, PEERS, SERVER_CPUS
+from .servers import Ringhttp
+from .processes import Running, StartError, child_cpu_s, cpu_ticks, rss_bytes, run_bounded
+from .units import seconds
+
+
+# One measured run of a row.
+
+def run_client(ctx, row, running):
+    w = row.workload
+    url = f"http://127.0.0.1:{running.port}{w.path}"
+    argv = ["taskset", "-c", CLIENT_CPU, ctx.client, "-t", "1", "--cpus", CLIENT_CPU,
+            "-c", str(ctx.connections), "-w", f"{ctx.warmup}s", "-d", f"{ctx.duration}s",
+            "--server-pid", str(running.pid), "--json", "--expect-status", "200",
+            "--expect-body-file", ctx.body_file(w)]
+    if w.method != "GET":
+        argv += ["-m", w.method]
+    for h in w.headers:
+        argv += ["-H", ctx.resolve(h)]
+    if w.request_body:
+        argv += ["--body-file", ctx.request_body_file(w)]
+    if w.pipelined:
+        argv += ["-p", str(ctx.pipeline)]
+    argv.append(url)
+    code, out, err = run_bounded(argv, ctx.warmup + ctx.duration + GENERATOR_GRACE_S)
+    if code is None:
+        return {"failure": "the client did not finish in time"}
+    try:
+        report = json.loads(out)
+    except json.JSONDecodeError:
+        return {"failure": f"the client exited {code} without a report: {err.strip()[-300:]}"}
+    lat = report.get("latency_us") or {}
+    result = {
+        "requests": report["requests"],
+        "rps": report["requests_per_s"],
+        "bytes_per_s": report["bytes_per_s"],
+        "server_cpu_us": report.get("server_cpu_us_per_request"),
+        "client_cpu_us": report.get("client_cpu_us_per_request"),
+        "p50_ms": lat.get("p50", 0) / 1000, "p99_ms": lat.get("p99", 0) / 1000,
+        "p999_ms": lat.get("p99_9", 0) / 1000,
+        "errors": report["errors_total"], "error_classes": {k: v for k, v in report["errors"].items() if v},
+        "client": report,
+    }
+    if code != 0 or report["errors_total"] or not report["requests"]:
+        result["failure"] = (f"{report['errors_total']} failed requests "
+                             f"({', '.join(f'{k} {v}' for k, v in result['error_classes'].items()) or 'none'}), "
+                             f"{report['requests']} answered, client exit {code}")
+    return result
+
+
+WRK_SIZE = {"B": 1, "KB": 1024, "MB": 1024 ** 2, "GB": 1024 ** 3}
+WRK_TIME_MS = {"us": 1e-3, "ms": 1.0, "s": 1000.0, "m": 60000.0}
+
+
+def parse_wrk(text):
+    m = re.search(r"(\d+) requests in ([\d.]+)(\w+),", text)
+    if not m:
+        return None
+    r = {"requests": int(m.group(1))}
+    m = re.search(r"Requests/sec:\s+([\d.]+)", text)
+    r["rps"] = float(m.group(1)) if m else 0.0
+    m = re.search(r"Transfer/sec:\s+([\d.]+)(\w+)", text)
+    r["bytes_per_s"] = float(m.group(1)) * WRK_SIZE.get(m.group(2), 1) if m else 0.0
+    for pct, key in (("50", "p50_ms"), ("99", "p99_ms")):
+        m = re.search(rf"^\s+{pct}%\s+([\d.]+)(\w+)", text, re.M)
+        r[key] = float(m.group(1)) * WRK_TIME_MS.get(m.group(2), 1) if m else None
+    r["p999_ms"] = None  # wrk prints no 99.9th percentile
+    errors = {}
+    m = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", text)
+    if m:
+        for k, v in zip(("connect", "read", "write", "timeout"), m.groups()):
+            if int(v):
+                errors[k] = int(v)
+    m = re.search(r"Non-2xx or 3xx responses: (\d+)", text)
+    if m and int(m.group(1)):
+        errors["status"] = int(m.group(1))
+    r["errors"] = sum(errors.values())
+    r["error_classes"] = errors
+    return r
+
+
+def run_wrk(ctx, row, running):
+    w = row.workload
+    url = f"http://127.0.0.1:{running.port}{w.path}"
+
+    def argv(seconds, latency):
+        a = ["taskset", "-c", CLIENT_CPU, "wrk", "-t1", f"-c{ctx.connections}", f"-d{seconds}s"]
+        if latency:
+            a.append("--latency")
+        if w.pipelined:
+            return a + ["-s", os.path.join(PEERS, "pipeline.lua"), url, "--", str(ctx.pipeline)]
+        return a + [url]
+
+    if ctx.warmup > 0:
+        code, out, err = run_bounded(argv(ctx.warmup, False), ctx.warmup + GENERATOR_GRACE_S)
+        if code != 0:
+            return {"failure": f"wrk warm-up exited {code}: {err.strip()[-300:]}"}
+    before_ticks = cpu_ticks(running.pid)
+    before_cpu = child_cpu_s()
+    code, out, err = run_bounded(argv(ctx.duration, True), ctx.duration + GENERATOR_GRACE_S)
+    wrk_cpu = child_cpu_s() - before_cpu  # wrk was the only child reaped meanwhile
+    after_ticks = cpu_ticks(running.pid)
+    r = parse_wrk(out) if code == 0 else None
+    if r is None:
+        return {"failure": f"wrk exited {code}: {(err or out).strip()[-300:]}"}
+    if w.pipelined:
+        r["p50_ms"] = r["p99_ms"] = None  # wrk's percentiles read 0 when a script pipelines
+    n = r["requests"]
+    r["server_cpu_us"] = (after_ticks - before_ticks) / CLK_TCK * 1e6 / n if n else None
+    r["client_cpu_us"] = wrk_cpu * 1e6 / n if n else None
+    r["wrk"] = out
+    if r["errors"] or not n:
+        r["failure"] = (f"{r['errors']} failed requests ("
+                        + (", ".join(f"{k} {v}" for k, v in r["error_classes"].items()) or "none")
+                        + f"), {n} answered")
+    return r
+
+
+def measure(ctx, row, right_answer=True):
+    """Starts the row's server, runs its generator, stops the server. Returns one run's record.
+    The generator starts once the server has answered rightly, as for cold
+    start; with right_answer=False (a server whose cold start found it never
+    does), once it has answered at all, so that the generator names what is
+    wrong."""
+    try:
+        running = Running(ctx, row.server, row.variant, right_answer=right_answer)
+    except StartError as e:
+        return {"failure": str(e)}
+    record = {}
+    try:
+        confirm_variant(ctx, row, running, record)
+        if "failure" not in record:
+            record.update(run_client(ctx, row, running) if row.generator == "client" else run_wrk(ctx, row, running))
+        if running.proc.poll() is None:
+            record["rss_bytes"] = rss_bytes(running.pid)
+        elif "failure" not in record:
+            record["failure"] = f"{row.server.name} died during the run (status {running.proc.returncode})"
+    finally:
+        code = running.stop()
+    record["server_exit"] = code
+    if "failure" not in record and not row.server.clean_exit(code):
+        record["failure"] = f"{row.server.name} exited with status {code} after SIGTERM: {running.tail()}"
+    return record
+
+
+# The start-up line's fields a variant is confirmed by.
+CONFIRMED_FIELDS = ("shards", "cpus", "allocator", "uring", "send")
+
+
+def startup_fields(line):
+    return dict(f.split("=", 1) for f in line.split() if "=" in f)
+
+
+def variant_flags(variant):
+    """The server flags that make a variant, in two parts: its placement (the
+    default: one shard on CPU 0) and its switches. Written apart from
+    Ringhttp.command on purpose: it is what the running server is held to."""
+    placement = tuple(variant.args) if variant and variant.args else ("--shards", "1", "--cpus", SERVER_CPUS)
+    return placement, tuple(variant.extra_args) if variant else ()
+
+
+class Reference(Ringhttp):
+    """ringhttp given a variant's own flags and nothing else: what its start-up
+    line says for them on this kernel, the line a row's server must match."""
+
+    def command(self, ctx, port, rundir, variant):
+        build = ctx.build_glibc if variant and variant.glibc_build else ctx.build
+        placement, switches = variant_flags(variant)
+        argv = [self.binary(ctx, build), "--address", "127.0.0.1", "--port", str(port), *placement, *switches]
+        return argv, ({"LD_PRELOAD": variant.preload} if variant and variant.preload else {})
+
+
+def reference_fields(ctx, variant):
+    key = variant.name if variant else ""
+    if key not in ctx.references:
+        running = Running(ctx, Reference(), variant)
+        try:
+            ctx.references[key] = startup_fields(running.startup_line())
+        finally:
+            running.stop()
+    return ctx.references[key]
+
+
+def contains(seq, part):
+    return any(seq[i:i + len(part)] == part for i in range(len(seq) - len(part) + 1))
+
+
+def confirm_variant(ctx, row, running, record):
+    """What the server says it runs must be what the row asked for, not assumed:
+    the running process's arguments hold the variant's flags, and its start-up
+    line says what the same binary says for those flags alone (on a kernel
+    with every feature, `all` and `6.1` run the same features and print the
+    same line: their arguments tell them apart)."""
+    if row.server.name != "ringhttp":
+        return
+    line = running.startup_line()
+    record["startup"] = line
+    fields = startup_fields(line)
+    v = row.variant
+    problems = []
+    args = running.cmdline()
+    for part in variant_flags(v):
+        if part and not contains(args, list(part)):
+            problems.append(f"the server runs without {' '.join(part)}")
+    try:
+        want = reference_fields(ctx, v)
+    except StartError as e:
+        want = {}
+        problems.append(f"the reference start failed: {e}")
+    for k in CONFIRMED_FIELDS:
+        if want and fields.get(k) != want.get(k):
+            problems.append(f"it reports {k}={fields.get(k, '?')}, the variant's flags alone give "
+                            f"{k}={want.get(k, '?')}")
+    cpus = v.cpus if v else SERVER_CPUS
+    if fields.get("cpus") != cpus:
+        problems.append(f"its shards run on cpus={fields.get('cpus', '?')}, not {cpus}")
+    if v and v.expect_allocator:
+        got = fields.get("allocator", "?")
+        if got != v.expect_allocator:
+            problems.append(f"asked for allocator {v.expect_allocator}, the server reports {got}")
+        elif v.preload and not running.maps_mention(v.preload):
+            problems.append(f"{v.preload} is not mapped into the server")
+    if v and v.expect_uring and v.expect_uring not in fields.get("uring", "").split(","):
+        problems.append(f"{v.expect_uring} asked for, the server runs uring={fields.get('uring', '?')}")
+    if v and v.expect_send and fields.get("send") != v.expect_send:
+        problems.append(f"send={v.expect_send} asked for, the server reports send={fields.get('send', '?')}")
+    if problems:
+        record["failure"] = f"{row.instance} is not the variant asked for: " + "; ".join(problems)

@@ -1,0 +1,180 @@
+"""Servers: how each one is started, what it can serve, why it cannot run."""
+import os
+import shlex
+import shutil
+import signal
+import subprocess
+
+from .constants import BENCH_ORIGIN, BENCH_RATE_LIMIT, JSON_BODY, PEERS, PLAINTEXT
+from .workloads import WORKLOADS
+
+
+# Servers: how each one is started, what it can serve, why it cannot run.
+
+class Server:
+    name = ""
+    kind = "peer"           # control | ours | peer | custom
+    workloads = ()
+    memory_row = True       # a real server; the floors' fixed 4096-slot tables are not
+
+    def missing(self, ctx):
+        return None
+
+    def command(self, ctx, port, rundir, variant):
+        """Returns (argv, extra environment)."""
+        raise NotImplementedError
+
+    def version(self, ctx):
+        return ""
+
+    def clean_exit(self, code):
+        return code in (0, -signal.SIGTERM)
+
+
+def first_line(argv):
+    try:
+        out = subprocess.run(argv, capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        return "not found"
+    text = (out.stdout + out.stderr).strip()
+    return text.splitlines()[0] if text else "unknown"
+
+
+class Floor(Server):
+    kind = "control"
+    workloads = ("plaintext", "pipelined")
+    memory_row = False
+
+    def __init__(self, flavour):
+        self.name = f"floor-{flavour}"
+
+    def binary(self, ctx):
+        return os.path.join(ctx.build, "bench", "floor", self.name)
+
+    def missing(self, ctx):
+        return None if os.access(self.binary(ctx), os.X_OK) else f"{self.binary(ctx)} is not built"
+
+    def command(self, ctx, port, rundir, variant):
+        return [self.binary(ctx), "--port", str(port)], {}
+
+    def clean_exit(self, code):
+        return code == 0
+
+
+class Ringhttp(Server):
+    name = "ringhttp"
+    kind = "ours"
+    workloads = tuple(WORKLOADS)
+
+    def binary(self, ctx, build=None):
+        return os.path.join(build or ctx.build, "server", "server")
+
+    def missing(self, ctx):
+        return None if os.access(self.binary(ctx), os.X_OK) else f"{self.binary(ctx)} is not built"
+
+    def command(self, ctx, port, rundir, variant):
+        build = ctx.build_glibc if variant and variant.glibc_build else ctx.build
+        argv = [self.binary(ctx, build), "--address", "127.0.0.1", "--port", str(port)]
+        argv += variant.args if variant and variant.args else ["--shards", "1", "--cpus", "0"]
+        # What the ladder's rungs need; the other routes do not look at it.
+        argv += ["--jwt-secret-file", ctx.jwt_secret_file, "--cors-origin", BENCH_ORIGIN,
+                 "--rate-limit", str(BENCH_RATE_LIMIT)]
+        if variant and variant.extra_args:
+            argv += variant.extra_args
+        env = {}
+        if variant and variant.preload:
+            env["LD_PRELOAD"] = variant.preload
+        return argv, env
+
+    def version(self, ctx):
+        return first_line([self.binary(ctx), "--version"])
+
+    def clean_exit(self, code):
+        return code == 0  # documented: SIGTERM drains and exits 0
+
+
+class Nginx(Server):
+    name = "nginx"
+    workloads = ("plaintext", "json", "stream-64k", "pipelined")
+
+    def missing(self, ctx):
+        return None if shutil.which("nginx") else "nginx is not installed (Debian: nginx-light)"
+
+    def command(self, ctx, port, rundir, variant):
+        with open(os.path.join(PEERS, "nginx.conf")) as f:
+            conf = f.read().replace("@PORT@", str(port)).replace("@RUNDIR@", rundir)
+        # Its descriptor limit fits the memory row's largest count (Context).
+        # nginx closes idle keep-alive connections ("reusing connections") to
+        # keep a sixteenth of its table free: its table is that much larger,
+        # and the descriptor limit still bounds what it holds.
+        conf = conf.replace("@CONNECTIONS@", str(ctx.server_connections))
+        conf = conf.replace("@WORKER_CONNECTIONS@", str(-(-ctx.server_connections * 16 // 15)))
+        path = os.path.join(rundir, "nginx.conf")
+        with open(path, "w") as f:
+            f.write(conf)
+        write_bodies(rundir, {"stream.bin": WORKLOADS["stream-64k"].body})
+        return [shutil.which("nginx"), "-p", rundir, "-c", path, "-e", "stderr"], {}
+
+    def version(self, ctx):
+        return first_line(["nginx", "-v"])
+
+
+class H2o(Server):
+    name = "h2o"
+    workloads = ("plaintext", "json", "stream-64k", "pipelined")
+
+    def missing(self, ctx):
+        return None if shutil.which("h2o") else "h2o is not installed (Debian: h2o)"
+
+    def command(self, ctx, port, rundir, variant):
+        docroot = os.path.join(rundir, "docroot")
+        os.makedirs(docroot, exist_ok=True)
+        write_bodies(docroot, {"plaintext.txt": PLAINTEXT, "json.json": JSON_BODY,
+                               "stream.bin": WORKLOADS["stream-64k"].body})
+        # h2o drops to `nobody`: the private directory must be readable by it.
+        for d in (rundir, docroot):
+            os.chmod(d, 0o755)
+        with open(os.path.join(PEERS, "h2o.conf")) as f:
+            conf = f.read().replace("@PORT@", str(port)).replace("@DOCROOT@", docroot)
+        conf = conf.replace("@CONNECTIONS@", str(ctx.server_connections))  # the memory row's largest count fits
+        path = os.path.join(rundir, "h2o.conf")
+        with open(path, "w") as f:
+            f.write(conf)
+        return [shutil.which("h2o"), "-c", path], {}
+
+    def version(self, ctx):
+        return first_line(["h2o", "--version"])
+
+
+class Node(Server):
+    name = "node"
+    workloads = ("plaintext", "json", "stream-64k", "pipelined")
+
+    def missing(self, ctx):
+        return None if shutil.which("node") else "node is not installed (Debian: nodejs)"
+
+    def command(self, ctx, port, rundir, variant):
+        return [shutil.which("node"), os.path.join(PEERS, "node_http.js"), str(port)], {}
+
+    def version(self, ctx):
+        return "node " + first_line(["node", "--version"])
+
+
+class Custom(Server):
+    kind = "custom"
+    workloads = tuple(w.name for w in WORKLOADS.values() if not w.ladder)
+
+    def __init__(self, name, cmd):
+        self.name = name
+        self.cmd = cmd
+
+    def command(self, ctx, port, rundir, variant):
+        return shlex.split(self.cmd.replace("{port}", str(port))), {}
+
+
+def write_bodies(directory, files):
+    for name, data in files.items():
+        path = os.path.join(directory, name)
+        with open(path, "wb") as f:
+            f.write(data)
+        os.chmod(path, 0o644)

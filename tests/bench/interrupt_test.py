@@ -1,0 +1,154 @@
+#!/usr/bin/env python3
+"""SIGTERM or Ctrl-C at any moment stops every process the harness started
+and still writes what was measured.
+
+Three real runs of bench/bench.py, each stopped by a signal at a different
+moment:
+- SIGTERM in the middle of the second measured run (the server and the
+  client of that run alive): the harness exits 130; every process it had
+  started is gone (descendants recorded while they ran); the results JSON
+  says it was interrupted, after how many runs, and holds the first run's
+  row with its figures;
+- SIGTERM while the memory row's holder processes hold their connections:
+  exit 130, the holders and the server gone, the results written with no
+  measured run;
+- SIGINT (what Ctrl-C sends) in the middle of a measured run: the same as
+  SIGTERM.
+
+Usage: interrupt_test.py --build DIR    (meson test runs it)
+"""
+import os
+import signal
+import sys
+import tempfile
+import time
+
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import observe  # noqa: E402
+
+BENCH_WAIT_S = 120           # generous bounds for a busy two-core machine
+GONE_WAIT_S = 10             # a stopped process is gone by then (well under WARMUP_S)
+INTERRUPTED = 130
+# A long warm-up: the signal comes early in the second run's, so a client
+# left running would still be running long after GONE_WAIT_S.
+WARMUP_S = 30
+RUN = ("--only", "ringhttp/plaintext,ringhttp/json", "--iterations", "1", "--warmup", str(WARMUP_S),
+       "--duration", "1", "--connections", "4", "--cool-down", "0")
+
+
+def descendants(pid):
+    """Every live descendant of pid (children, their children, ...)."""
+    out, todo = set(), [pid]
+    while todo:
+        for c in observe.children(todo.pop()):
+            if c not in out:
+                out.add(c)
+                todo.append(c)
+    return out
+
+
+def alive(pid):
+    s = observe.stat(pid)
+    return s is not None and s[0] != "Z"
+
+
+def read_line_with(proc, text):
+    """Reads the harness's stdout line by line until one contains text."""
+    deadline = time.monotonic() + BENCH_WAIT_S
+    seen = []
+    while time.monotonic() < deadline:
+        line = proc.stdout.readline()
+        if not line:
+            raise AssertionError(f"the harness ended before printing {text!r}:\n" + "".join(seen[-20:]))
+        seen.append(line)
+        if text in line:
+            return
+    raise AssertionError(f"no {text!r} within {BENCH_WAIT_S} s")
+
+
+def stop_and_check(name, proc, out_dir, sig, started):
+    """Sends sig; checks the exit status, that every process recorded in
+    `started` is gone, and returns the results JSON (or a failure)."""
+    proc.send_signal(sig)
+    try:
+        proc.communicate(timeout=BENCH_WAIT_S)
+    except Exception:
+        proc.kill()
+        raise
+    failures = []
+    if proc.returncode != INTERRUPTED:
+        failures.append(f"{name}: the harness exited {proc.returncode}, not {INTERRUPTED}")
+    deadline = time.monotonic() + GONE_WAIT_S
+    while time.monotonic() < deadline and any(alive(p) for p in started):
+        time.sleep(observe.POLL_S)
+    left = [f"{p} ({' '.join(observe.cmdline(p))[:80]})" for p in started if alive(p)]
+    if left:
+        failures.append(f"{name}: still running after the harness exited: {left}")
+    report = observe.results(out_dir)
+    if not report:
+        failures.append(f"{name}: no results JSON written in {out_dir}")
+    return failures, report
+
+
+def mid_run(build, sig):
+    name = f"{signal.Signals(sig).name} mid-run"
+    out_dir = tempfile.mkdtemp(prefix="ringhttp-bench-interrupt.")
+    proc = observe.start_bench(build, out_dir, *RUN, "--idle-connections", "0")
+    read_line_with(proc, "[1/2]")
+    # The second run's server and client, both alive, before the signal.
+    server_exe = os.path.realpath(os.path.join(build, "server", "server"))
+    client_exe = os.path.realpath(os.path.join(build, "client", "client"))
+    started = observe.eventually(
+        lambda: (lambda d: d if {server_exe, client_exe} <= {observe.exe(p) for p in d} else None)(
+            descendants(proc.pid)), BENCH_WAIT_S, "the second run's server and client")
+    failures, report = stop_and_check(name, proc, out_dir, sig, started)
+    if report:
+        done = [s["row"] for s in report["summaries"]]
+        if report.get("interrupted") != signal.Signals(sig).name or report.get("runs_done") != 1 \
+                or report.get("runs_planned") != 2:
+            failures.append(f"{name}: the results say interrupted={report.get('interrupted')!r}, "
+                            f"{report.get('runs_done')} of {report.get('runs_planned')} runs, not "
+                            f"{signal.Signals(sig).name!r} after 1 of 2")
+        first = next((s for s in report["summaries"] if s["row"] == "ringhttp/plaintext"), None)
+        if done != ["ringhttp/plaintext"] or not first or not first.get("rps") or not first.get("server_cpu_us"):
+            failures.append(f"{name}: the results hold rows {done}, not the first run's with its figures")
+    print(("ok" if not failures else "FAIL") + f"    {name}: exit {INTERRUPTED}, the run's server and client "
+          "gone, the first run's figures written")
+    return failures
+
+
+def memory_row(build):
+    name = "SIGTERM while holders hold the memory row's connections"
+    out_dir = tempfile.mkdtemp(prefix="ringhttp-bench-interrupt.")
+    proc = observe.start_bench(build, out_dir, *RUN, "--idle-connections", "200")
+    server_exe = os.path.realpath(os.path.join(build, "server", "server"))
+
+    def holding():
+        d = descendants(proc.pid)
+        servers = [p for p in d if observe.exe(p) == server_exe and "--connections-max" in observe.cmdline(p)]
+        holders = [p for p in d if observe.exe(p) != server_exe and p not in servers]
+        if not servers or len(holders) < 2:
+            return None
+        port = int(observe.arg_after(observe.cmdline(servers[0]), "--port"))
+        return d if observe.established(port) >= 50 else None
+    started = observe.eventually(holding, BENCH_WAIT_S, "the memory row's server and holders with connections")
+    failures, report = stop_and_check(name, proc, out_dir, signal.SIGTERM, started)
+    if report and (report.get("interrupted") != "SIGTERM" or report.get("runs_done") != 0):
+        failures.append(f"{name}: the results say interrupted={report.get('interrupted')!r}, "
+                        f"{report.get('runs_done')} runs done")
+    print(("ok" if not failures else "FAIL") + f"    {name}: exit {INTERRUPTED}, holders and server gone, "
+          "results written")
+    return failures
+
+
+def sigterm_mid_run(build):
+    return mid_run(build, signal.SIGTERM)
+
+
+def sigint_mid_run(build):
+    return mid_run(build, signal.SIGINT)
+
+
+if __name__ == "__main__":
+    sys.exit(observe.run_checks(sigterm_mid_run, memory_row, sigint_mid_run))
