@@ -7,6 +7,7 @@ servers      how each server is started, what it serves, why it cannot run
 rows         server x workload x generator; the default run and the --compare axes
 processes    starting, watching and stopping processes; their CPU time
 runs         one measured run of a row (the generator, the server's CPU, the variant confirmed)
+soak         phases of load against one server; growth from the second phase on fails
 cold_start   exec to the first right answer
 memory       RSS per idle connection, held by forked holders
 environment  the machine and build beside every number

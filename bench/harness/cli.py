@@ -28,6 +28,7 @@ from .rows import AXES, BY_NAME, all_rows, axis_rows, select, usage_error
 from .processes import Running, StartError, WrongAnswer
 from .runs import measure
 from .cold_start import cold_start
+from .soak import SOAK_PHASES, SOAK_RSS_TOLERANCE_BYTES, SOAK_RSS_TOLERANCE_FRACTION, soak, soak_table
 from .memory import idle_counts, memory_per_connection, memory_summary
 from .environment import environment
 from .summary import LADDER_HEADER, fmt, generator_comparison, ladder_table, summarize
@@ -83,6 +84,12 @@ def parse_args(argv):
                    help="seconds between runs (default: %(default)s)")
     p.add_argument("--server", action="append", default=[], metavar="NAME=CMD",
                    help="also benchmark your own server: CMD is run with {port} replaced (repeatable)")
+    p.add_argument("--soak", nargs="?", const="ringhttp/ping", metavar="ROW",
+                   help="instead of the rows: --soak-phases phases of ROW's load (default ringhttp/ping) back to "
+                        "back against one server process, its RSS, descriptors and pool gauges after each; exit 1 "
+                        "if any grows from the second phase on (each phase: --warmup and --duration)")
+    p.add_argument("--soak-phases", type=positive, default=SOAK_PHASES, metavar="N",
+                   help="phases of the soak, at least 3 (default: %(default)s)")
     p.add_argument("--list", action="store_true",
                    help="print the workloads and rows (--json for machine-readable) and exit")
     p.add_argument("--json", action="store_true", help="with --list: JSON")
@@ -105,6 +112,10 @@ def parse_args(argv):
         if name in BY_NAME:
             p.error(f"--server: '{name}' is already a server here")
         a.custom.append(Custom(name, cmd))
+    if a.soak is not None and a.soak_phases < 3:
+        p.error("--soak-phases: at least 3 (growth is judged from the second phase on)")
+    if a.soak is not None and a.axes:
+        p.error("--soak and --compare: one at a time")
     if a.start_wait <= 0:
         p.error("--start-wait: more than 0 seconds")
     return a
@@ -178,7 +189,15 @@ def main(argv):
     if a.list:
         list_rows(rows if a.axes else all_rows(a.custom) + axis_rows(list(AXES)), a.json)
         return 0
-    rows = select(rows, a.only)
+    if a.soak is not None:
+        rows = select(all_rows(a.custom), a.soak)
+        if len(rows) != 1:
+            usage_error(f"--soak: '{a.soak}' names {len(rows)} rows, not one: {', '.join(r.id for r in rows)}")
+        if rows[0].generator != "client":
+            usage_error(f"--soak: '{a.soak}' is driven by {rows[0].generator}; the soak runs ringhttp's client")
+        a.idle_connections = []
+    else:
+        rows = select(rows, a.only)
     ctx = Context(a)
     if ctx.idle_error:
         shutil.rmtree(ctx.bodies_dir, ignore_errors=True)
@@ -216,6 +235,9 @@ def main(argv):
     print("## Environment\n\n" + "\n".join(env_lines) + "\n", flush=True)
     for rid, why in skipped.items():
         print(f"skipping {rid}: {why}")
+
+    if a.soak is not None:
+        return soak_main(ctx, a, runnable[0], env, env_lines, base)
 
     # Cold start and memory: once per server instance, before the load runs.
     # SIGTERM or Ctrl-C anywhere in here stops the run where it is; what was
@@ -311,6 +333,27 @@ def main(argv):
                 print(f"  {rid}: {why}", file=sys.stderr)
         return 1
     return 0
+
+
+def soak_main(ctx, a, row, env, env_lines, base):
+    """--soak: the series printed and written; 1 if anything grew or failed."""
+    print(f"soak: {row.id}, {a.soak_phases} phases of {a.warmup} s warm-up + {a.duration} s against one server "
+          "process", flush=True)
+    record = soak(ctx, row, a.soak_phases)
+    header, body = soak_table(record)
+    verdict = ("FAILED:\n" + "\n".join(f"  {f}" for f in record["failures"]) if record["failures"] else
+               f"ok: nothing grew from phase 2 on (RSS within {SOAK_RSS_TOLERANCE_BYTES // 1024} KiB or "
+               f"{SOAK_RSS_TOLERANCE_FRACTION:.0%}, descriptors and pool gauges exactly)")
+    print("\n## Soak\n\n" + text_table(header, body) + "\n\n" + verdict)
+    with open(base + ".md", "w") as f:
+        f.write(f"# ringhttp soak {os.path.basename(base)}\n\n## Environment\n\n" + "\n".join(env_lines)
+                + "\n\n## Soak\n\n" + md_table(header, body) + "\n\n" + verdict + "\n")
+    with open(base + ".json", "w") as f:
+        json.dump({"environment": env, "options": {k: v for k, v in vars(a).items() if k != "custom"},
+                   "soak": record}, f, indent=1, default=str)
+    print(f"\nraw results: {os.path.relpath(base + '.json', ROOT)}\nmarkdown:    {os.path.relpath(base + '.md', ROOT)}")
+    shutil.rmtree(ctx.bodies_dir, ignore_errors=True)
+    return 1 if record["failures"] else 0
 
 
 def interrupt(signum, _frame):

@@ -1,0 +1,93 @@
+#!/usr/bin/env python3
+"""--soak runs phases of load against one server process and fails when
+memory, descriptors or pool gauges grow from the second phase on.
+
+- ringhttp, three phases of /plaintext: exit 0; one server process served
+  every phase (each phase's client, seen from outside while the harness
+  ran, was given the same server PID); each
+  phase in the results has its requests, RSS, descriptors and ringhttp's
+  pool gauges, and the verdict has no failure;
+- a server that keeps 64 KiB for every request answered
+  (tests/bench/fake_server.py --leak-bytes): exit 1, the RSS growth named;
+- one that keeps a descriptor open for every connection it accepted
+  (--leak-descriptors): exit 1, the descriptors named.
+
+Usage: soak_test.py --build DIR    (meson test runs it)
+"""
+import os
+import sys
+import tempfile
+import time
+
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import observe  # noqa: E402
+
+BENCH_WAIT_S = 120       # generous bounds for a busy two-core machine
+PHASES = 3
+SHORT = ("--soak-phases", str(PHASES), "--warmup", "0", "--duration", "1", "--connections", "4", "--cool-down", "0")
+GAUGES = {"ringhttp_connections_active", "ringhttp_output_blocks_lent", "ringhttp_held_input_rings_lent",
+          "ringhttp_input_buffers_held", "ringhttp_input_spill_blocks_used"}
+
+
+def run_soak(build, *args, watch_exe=None):
+    """Runs the harness's soak; returns (exit status, results, the server PIDs
+    watch_exe's processes were given, stderr)."""
+    out_dir = tempfile.mkdtemp(prefix="ringhttp-bench-soak.")
+    proc = observe.start_bench(build, out_dir, *args, *SHORT)
+    pids, deadline = set(), time.monotonic() + BENCH_WAIT_S
+    while proc.poll() is None and time.monotonic() < deadline:
+        if watch_exe:
+            # The server each phase's client drives, as the client was told it.
+            pids |= {observe.arg_after(observe.cmdline(p), "--server-pid") for p in observe.children(proc.pid)
+                     if observe.exe(p) == watch_exe} - {None}
+        time.sleep(observe.POLL_S)
+    if proc.poll() is None:
+        proc.kill()
+    out, err = proc.communicate(timeout=BENCH_WAIT_S)
+    return proc.returncode, observe.results(out_dir), pids, err + out[-2000:]
+
+
+def ringhttp_holds(build):
+    client_exe = os.path.realpath(os.path.join(build, "client", "client"))
+    code, report, pids, err = run_soak(build, "--soak", "ringhttp/plaintext", watch_exe=client_exe)
+    failures = []
+    soak = (report or {}).get("soak", {})
+    phases = soak.get("phases", [])
+    if code != 0 or soak.get("failures"):
+        failures.append(f"ringhttp: exit {code}, failures {soak.get('failures')}:\n{err[-2000:]}")
+    if len(pids) != 1:
+        failures.append(f"ringhttp: the phases' clients drove servers {sorted(pids)}, not one")
+    if [p.get("phase") for p in phases] != list(range(1, PHASES + 1)):
+        failures.append(f"ringhttp: phases {[p.get('phase') for p in phases]}, not 1..{PHASES}")
+    for p in phases:
+        if not (p["requests"] > 0 and p["errors"] == 0 and p["rss_bytes"] > 0 and p["descriptors"] > 0
+                and set(p["pools"]) == GAUGES):
+            failures.append(f"ringhttp: phase {p['phase']} lacks a figure: {p}")
+    print(("ok" if not failures else "FAIL") + f"    ringhttp: {PHASES} phases on one server process, each with "
+          "requests, RSS, descriptors and pool gauges; nothing grew")
+    return failures
+
+
+def leak_fails(build, flag, words):
+    fake = os.path.join(observe.HERE, "fake_server.py")
+    code, report, _, err = run_soak(build, "--server", f"leaky={sys.executable} {fake} {{port}} {flag}",
+                                    "--soak", "leaky/plaintext")
+    found = (report or {}).get("soak", {}).get("failures", [])
+    failures = []
+    if code != 1 or not any(words in f for f in found):
+        failures.append(f"{flag}: exit {code}, failures {found}, not 1 naming '{words}':\n{err[-2000:]}")
+    print(("ok" if not failures else "FAIL") + f"    a server with {flag}: exit 1, '{words}' named")
+    return failures
+
+
+def bytes_leak_fails(build):
+    return leak_fails(build, "--leak-bytes 65536", "RSS grew")
+
+
+def descriptor_leak_fails(build):
+    return leak_fails(build, "--leak-descriptors", "descriptors open")
+
+
+if __name__ == "__main__":
+    sys.exit(observe.run_checks(ringhttp_holds, bytes_leak_fails, descriptor_leak_fails))
