@@ -21,7 +21,9 @@ import signal
 import sys
 import time
 
-from .constants import COLD_START_SPAWNS, COOL_DOWN_S, IDLE_CONNECTIONS, READY_PATH, ROOT, START_WAIT_S
+from .constants import (
+    CLIENT_CPU, COLD_START_SPAWNS, COOL_DOWN_S, IDLE_CONNECTIONS, READY_PATH, ROOT, SERVER_CPUS, START_WAIT_S,
+)
 from .workloads import WORKLOADS
 from .servers import Custom, Ringhttp
 from .rows import AXES, BY_NAME, all_rows, axis_rows, select, usage_error
@@ -231,6 +233,11 @@ def main(argv):
     base = os.path.join(a.out, f"bench-{stamp}")
     servers = list({r.server.name: r.server for r in runnable}.values())
     env = environment(ctx, servers)
+    if a.soak is not None:
+        env["method"] = (f"soak: one server process pinned to CPU {SERVER_CPUS} (one shard) for "
+                         f"{a.soak_phases} phases, each {ctx.warmup} s warm-up + {ctx.duration} s of the generator "
+                         f"(one thread on CPU {CLIENT_CPU}, {ctx.connections} connections, a fresh one per phase); "
+                         "after each, with its connections closed, RSS, descriptors and pool gauges")
     env_lines = [f"- {k}: {v}" for k, v in env.items()]
     print("## Environment\n\n" + "\n".join(env_lines) + "\n", flush=True)
     for rid, why in skipped.items():

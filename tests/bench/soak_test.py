@@ -2,7 +2,8 @@
 """--soak runs phases of load against one server process and fails when
 memory, descriptors or pool gauges grow from the second phase on.
 
-- ringhttp, three phases of /plaintext: exit 0; one server process served
+- ringhttp, three phases of /plaintext: exit 0 (the environment block's
+  method says it was a soak of three phases); one server process served
   every phase (each phase's client, seen from outside while the harness
   ran, was given the same server PID); each
   phase in the results has its requests, RSS, descriptors and ringhttp's
@@ -56,6 +57,9 @@ def ringhttp_holds(build):
     phases = soak.get("phases", [])
     if code != 0 or soak.get("failures"):
         failures.append(f"ringhttp: exit {code}, failures {soak.get('failures')}:\n{err[-2000:]}")
+    method = (report or {}).get("environment", {}).get("method", "")
+    if not method.startswith("soak: one server process") or f"{PHASES} phases" not in method:
+        failures.append(f"ringhttp: the environment's method says {method!r}, not the soak's")
     if len(pids) != 1:
         failures.append(f"ringhttp: the phases' clients drove servers {sorted(pids)}, not one")
     if [p.get("phase") for p in phases] != list(range(1, PHASES + 1)):
