@@ -513,8 +513,9 @@ int RequestParser::on_header_field(llhttp_t* p, const char* at, std::size_t len)
     return 0;
   }
   // Lower case by setting bit 5: of the token bytes llhttp lets into a
-  // name, it maps only 'A' to 'Z' onto a letter or '-', so the name equals
-  // an inspected one exactly when the original does, case aside.
+  // name, only letters become letters and only '-' becomes '-' (the bytes
+  // inspected names are made of), so the name equals an inspected one
+  // exactly when the original does, case aside.
   char* const to = s.buf_->name + s.name_len_;
   for (std::size_t i = 0; i < len; ++i) to[i] = char(at[i] | 0x20);
   s.name_len_ = std::uint8_t(s.name_len_ + len);

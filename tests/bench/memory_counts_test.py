@@ -45,20 +45,10 @@ SMALL_RUN = ("--only", "ringhttp/plaintext", "--iterations", "1", "--warmup", "0
 
 
 def established_sources(port):
-    """The source addresses of the established connections to `port`, from
-    /proc/net/tcp (the server's ends: the remote address is the client's).
-
-    The kernel walks its hash table a bucket at a time while the file is read,
-    so a socket inserted meanwhile can shift the walk and show one connection
-    twice: each is counted once, by its address pair."""
-    pairs = set()
-    with open("/proc/net/tcp") as f:
-        for line in f.read().splitlines()[1:]:
-            parts = line.split()
-            if int(parts[1].rsplit(":", 1)[1], 16) == port and parts[3] == "01":
-                pairs.add((parts[1], parts[2]))
+    """The source addresses of the established connections to `port`, with
+    how many each holds (IPv4: the holders bind 127.0.0.x)."""
     sources = {}
-    for _, remote in pairs:
+    for _, remote in observe.established_pairs(port):
         hex_ip = remote.split(":")[0]
         ip = ".".join(str(int(hex_ip[i:i + 2], 16)) for i in (6, 4, 2, 0))
         sources[ip] = sources.get(ip, 0) + 1

@@ -117,19 +117,23 @@ def metrics(port):
     return out
 
 
-def established(port):
-    """Established TCP connections whose local port is `port` (the server's
-    ends), from /proc/net/tcp and tcp6. The kernel walks its hash table a
-    bucket at a time while the file is read, so a connection made meanwhile
-    can shift the walk and show one twice: each counts once, by its address
-    pair."""
+def established_pairs(port):
+    """The (local, remote) address pairs, as /proc/net/tcp{,6} writes them, of
+    the established TCP connections whose local port is `port` (the server's
+    ends). The kernel walks its hash table a bucket at a time while the file
+    is read, so a connection made meanwhile can show twice: a set has it once."""
     pairs = set()
     for table in ("/proc/net/tcp", "/proc/net/tcp6"):
         for line in (_read(table) or "").splitlines()[1:]:
             parts = line.split()
             if int(parts[1].rsplit(":", 1)[1], 16) == port and parts[3] == "01":
                 pairs.add((parts[1], parts[2]))
-    return len(pairs)
+    return pairs
+
+
+def established(port):
+    """How many established TCP connections have local port `port`."""
+    return len(established_pairs(port))
 
 
 def start_bench(build, out_dir, *args):
