@@ -8,9 +8,10 @@ packages=(meson ninja-build pkg-config g++ liburing-dev libsimdjson-dev libmimal
           clang libclang-rt-14-dev  # libFuzzer targets (tools/fuzz.sh)
           libhdrhistogram-java default-jre-headless  # --hdr-log is checked by HdrHistogram's own reader
           nginx-light h2o nodejs python3  # the benchmark's peers: tests/bench checks their workloads
-          libjemalloc2 libtcmalloc-minimal4)  # preloaded by allocator_test and by the bench's --compare alloc
+          libjemalloc2 libtcmalloc-minimal4  # preloaded by allocator_test and by the bench's --compare alloc
+          linux-perf gnuplot-nox)  # the bench's --profile and its charts: tests/bench checks both
 if [[ "${1:-}" == "--bench" ]]; then
-  packages+=(wrk time procps util-linux gnuplot-nox)
+  packages+=(wrk time procps util-linux)
 fi
 
 missing=()

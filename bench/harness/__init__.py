@@ -13,6 +13,7 @@ memory       RSS per idle connection, held by forked holders
 environment  the machine and build beside every number
 summary      medians, ranges, ratios, the ladder
 render       tables, memory tables and notes, the chart
+profile      a row's server recorded by perf in its measured window: top functions, folded stacks, chart
 context      one run's resolved options and the bodies and token rows need
 cli          the command line and the run itself
 """

@@ -19,6 +19,7 @@ import re
 import shutil
 import signal
 import sys
+import tempfile
 import time
 
 from .constants import (
@@ -30,10 +31,11 @@ from .rows import AXES, BY_NAME, all_rows, axis_rows, select, usage_error
 from .processes import Running, StartError, WrongAnswer
 from .runs import measure
 from .cold_start import cold_start
+from .profile import PROFILE_MIN_DURATION_S, perf_missing, profile, profile_chart, profile_tables
 from .soak import SOAK_PHASES, SOAK_RSS_TOLERANCE_BYTES, SOAK_RSS_TOLERANCE_FRACTION, soak, soak_table
 from .memory import idle_counts, memory_per_connection, memory_summary
 from .environment import environment
-from .summary import LADDER_HEADER, fmt, generator_comparison, ladder_table, summarize
+from .summary import LADDER_HEADER, fmt, generator_comparison, ladder_table, summarize, with_range
 from .render import (
     HEADER,
     chart,
@@ -92,6 +94,10 @@ def parse_args(argv):
                         "if any grows from the second phase on (each phase: --warmup and --duration)")
     p.add_argument("--soak-phases", type=positive, default=SOAK_PHASES, metavar="N",
                    help="phases of the soak, at least 3 (default: %(default)s)")
+    p.add_argument("--profile", metavar="ROW",
+                   help="instead of the rows: ROW's iterations each run plain and then with perf recording the "
+                        "server during the measured window; writes the top functions (user space and kernel "
+                        "apart), folded stacks and a chart, and the profiler's overhead")
     p.add_argument("--list", action="store_true",
                    help="print the workloads and rows (--json for machine-readable) and exit")
     p.add_argument("--json", action="store_true", help="with --list: JSON")
@@ -116,8 +122,11 @@ def parse_args(argv):
         a.custom.append(Custom(name, cmd))
     if a.soak is not None and a.soak_phases < 3:
         p.error("--soak-phases: at least 3 (growth is judged from the second phase on)")
-    if a.soak is not None and a.axes:
-        p.error("--soak and --compare: one at a time")
+    if sum(bool(x) for x in (a.soak is not None, a.profile is not None, a.axes)) > 1:
+        p.error("--soak, --profile and --compare: one at a time")
+    if a.profile is not None and a.duration < PROFILE_MIN_DURATION_S:
+        p.error(f"--profile: --duration of at least {PROFILE_MIN_DURATION_S} s (the recording is the measured "
+                "window less its edges)")
     if a.start_wait <= 0:
         p.error("--start-wait: more than 0 seconds")
     return a
@@ -198,6 +207,15 @@ def main(argv):
         if rows[0].generator != "client":
             usage_error(f"--soak: '{a.soak}' is driven by {rows[0].generator}; the soak runs ringhttp's client")
         a.idle_connections = []
+    elif a.profile is not None:
+        rows = select(all_rows(a.custom) + axis_rows(list(AXES)), a.profile)
+        if len(rows) != 1:
+            usage_error(f"--profile: '{a.profile}' names {len(rows)} rows, not one: "
+                        f"{', '.join(r.id for r in rows)}")
+        why = perf_missing()
+        if why:
+            usage_error(f"--profile: {why}")
+        a.idle_connections = []
     else:
         rows = select(rows, a.only)
     ctx = Context(a)
@@ -238,6 +256,9 @@ def main(argv):
                          f"{a.soak_phases} phases, each {ctx.warmup} s warm-up + {ctx.duration} s of the generator "
                          f"(one thread on CPU {CLIENT_CPU}, {ctx.connections} connections, a fresh one per phase); "
                          "after each, with its connections closed, RSS, descriptors and pool gauges")
+    if a.profile is not None:
+        env["method"] += (f" --profile: each iteration run twice in turn, plain and then with perf recording the "
+                          f"server (perf on CPU {CLIENT_CPU}) inside the measured window only")
     env_lines = [f"- {k}: {v}" for k, v in env.items()]
     print("## Environment\n\n" + "\n".join(env_lines) + "\n", flush=True)
     for rid, why in skipped.items():
@@ -245,6 +266,8 @@ def main(argv):
 
     if a.soak is not None:
         return soak_main(ctx, a, runnable[0], env, env_lines, base)
+    if a.profile is not None:
+        return profile_main(ctx, a, runnable[0], env, env_lines, os.path.join(a.out, f"profile-{stamp}"))
 
     # Cold start and memory: once per server instance, before the load runs.
     # SIGTERM or Ctrl-C anywhere in here stops the run where it is; what was
@@ -359,6 +382,56 @@ def soak_main(ctx, a, row, env, env_lines, base):
         json.dump({"environment": env, "options": {k: v for k, v in vars(a).items() if k != "custom"},
                    "soak": record}, f, indent=1, default=str)
     print(f"\nraw results: {os.path.relpath(base + '.json', ROOT)}\nmarkdown:    {os.path.relpath(base + '.md', ROOT)}")
+    shutil.rmtree(ctx.bodies_dir, ignore_errors=True)
+    return 1 if record["failures"] else 0
+
+
+def profile_main(ctx, a, row, env, env_lines, base):
+    """--profile: the row's figures plain and recorded, the profile's tables,
+    folded stacks and chart; 1 if a run failed."""
+    print(f"profile: {row.id}, {a.iterations} iteration(s) of {a.warmup} s warm-up + {a.duration} s, each plain "
+          "and then recorded", flush=True)
+    recordings = tempfile.mkdtemp(prefix="ringhttp-bench-perf.", dir=a.out)
+    try:
+        record, prof = profile(ctx, row, a.iterations, recordings)
+    finally:
+        shutil.rmtree(recordings, ignore_errors=True)
+    summary = record["profile"]
+    header = ["run", "iterations", "req/s", "server CPU µs/req", "p99 ms", "errors"]
+    body = [[label, str(s["iterations"]), with_range(s["rps"], ",.0f"), with_range(s["server_cpu_us"], ".2f"),
+             with_range(s["p99_ms"], ".2f"), str(s["errors"])]
+            for label, s in (("plain", record["summaries"]["plain"]), ("recorded", record["summaries"]["recorded"]))]
+    overhead = record["overhead"]
+    notes = [f"Profiler overhead (recorded ÷ plain, medians, the same run): server CPU µs/req "
+             f"{fmt(overhead['server_cpu_us'], '.3f')}x, req/s {fmt(overhead['rps'], '.3f')}x."]
+    if summary["samples"]:
+        notes.append(f"{summary['samples']:,} samples of the server ({summary['event']} at {summary['frequency_hz']} "
+                     f"Hz, call chains by {summary['call_graph']}) over {summary['seconds_recorded']:.1f} s recorded "
+                     f"inside the measured windows: user space {summary['user_share']:.1%}, kernel "
+                     f"{summary['kernel_share']:.1%} (the function running when sampled); the kernel's own "
+                     f"accounting of the same windows (utime, stime: {summary['accounted_ticks']['user']} and "
+                     f"{summary['accounted_ticks']['system']} ticks) gives user space "
+                     f"{fmt(summary['accounted_user_share'], '.1%')}.")
+    tables = profile_tables(summary)
+    folded = base + ".folded"
+    prof.write_folded(folded)
+    chart_error = profile_chart(base + ".png", summary, f"{row.id}: where the server's CPU goes")
+    verdict = ("FAILED:\n" + "\n".join(f"  {f}" for f in record["failures"]) if record["failures"] else "")
+    text = (f"## Profile of {row.id}\n\n" + text_table(header, body) + "\n\n" + "\n".join(notes) + "\n\n"
+            + "\n\n".join(f"{t}\n" + text_table(h, r) for t, h, r in tables))
+    print("\n" + text + ("\n\n" + verdict if verdict else ""))
+    with open(base + ".md", "w") as f:
+        f.write(f"# ringhttp profile {os.path.basename(base)}\n\n## Environment\n\n" + "\n".join(env_lines)
+                + f"\n\n## Profile of {row.id}\n\n" + md_table(header, body) + "\n\n" + "\n\n".join(notes)
+                + "\n\n" + "\n\n".join(f"### {t}\n\n" + md_table(h, r) for t, h, r in tables) + "\n"
+                + (f"\n{verdict}\n" if verdict else ""))
+    with open(base + ".json", "w") as f:
+        json.dump({"environment": env, "options": {k: v for k, v in vars(a).items() if k != "custom"},
+                   "profile": record}, f, indent=1, default=str)
+    print(f"\nraw results:   {os.path.relpath(base + '.json', ROOT)}\nmarkdown:      "
+          f"{os.path.relpath(base + '.md', ROOT)}\nfolded stacks: {os.path.relpath(folded, ROOT)}")
+    print(f"chart:         {os.path.relpath(base + '.png', ROOT)}" if not chart_error else
+          f"chart:         none ({chart_error})")
     shutil.rmtree(ctx.bodies_dir, ignore_errors=True)
     return 1 if record["failures"] else 0
 

@@ -20,10 +20,15 @@ def free_port():
         return s.getsockname()[1]
 
 
-def cpu_ticks(pid):
+def user_system_ticks(pid):
+    """(utime, stime) of every thread of the process, in clock ticks."""
     with open(f"/proc/{pid}/stat") as f:
         fields = f.read().rsplit(")", 1)[1].split()
-    return int(fields[11]) + int(fields[12])  # utime, stime: every thread of the process
+    return int(fields[11]), int(fields[12])
+
+
+def cpu_ticks(pid):
+    return sum(user_system_ticks(pid))
 
 
 def rss_bytes(pid):
@@ -203,11 +208,17 @@ class WrongAnswer(StartError):
     client names what is wrong with every response."""
 
 
-def run_bounded(argv, timeout_s):
-    """Runs argv, killing it after timeout_s; returns (exit status or None on timeout, stdout, stderr)."""
+def run_bounded(argv, timeout_s, beside=None):
+    """Runs argv, killing it after timeout_s; returns (exit status or None on
+    timeout, stdout, stderr). beside(proc), if given, is called once it has
+    started (a profiler recording while it runs; what it does is bounded by
+    itself, and the timeout counts from the start)."""
+    started = time.monotonic()
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
     try:
-        out, err = proc.communicate(timeout=timeout_s)
+        if beside:
+            beside(proc)
+        out, err = proc.communicate(timeout=max(0.0, started + timeout_s - time.monotonic()))
         code = proc.returncode
     except subprocess.TimeoutExpired:
         proc.kill()

@@ -11,7 +11,10 @@ from .units import seconds
 
 # One measured run of a row.
 
-def run_client(ctx, row, running):
+def run_client(ctx, row, running, window=None):
+    """ringhttp's client against a running server: one run's figures.
+    window(generator, pid, warmup_s), if given, is called as the generator
+    starts (a profiler's measured window: --profile)."""
     w = row.workload
     url = f"http://127.0.0.1:{running.port}{w.path}"
     argv = ["taskset", "-c", CLIENT_CPU, ctx.client, "-t", "1", "--cpus", CLIENT_CPU,
@@ -27,7 +30,8 @@ def run_client(ctx, row, running):
     if w.pipelined:
         argv += ["-p", str(ctx.pipeline)]
     argv.append(url)
-    code, out, err = run_bounded(argv, ctx.warmup + ctx.duration + GENERATOR_GRACE_S)
+    beside = (lambda proc: window(proc, running.pid, ctx.warmup)) if window else None
+    code, out, err = run_bounded(argv, ctx.warmup + ctx.duration + GENERATOR_GRACE_S, beside)
     if code is None:
         return {"failure": "the client did not finish in time"}
     try:
@@ -84,7 +88,7 @@ def parse_wrk(text):
     return r
 
 
-def run_wrk(ctx, row, running):
+def run_wrk(ctx, row, running, window=None):
     w = row.workload
     url = f"http://127.0.0.1:{running.port}{w.path}"
 
@@ -102,7 +106,8 @@ def run_wrk(ctx, row, running):
             return {"failure": f"wrk warm-up exited {code}: {err.strip()[-300:]}"}
     before_ticks = cpu_ticks(running.pid)
     before_cpu = child_cpu_s()
-    code, out, err = run_bounded(argv(ctx.duration, True), ctx.duration + GENERATOR_GRACE_S)
+    beside = (lambda proc: window(proc, running.pid, 0)) if window else None  # its warm-up was the run before
+    code, out, err = run_bounded(argv(ctx.duration, True), ctx.duration + GENERATOR_GRACE_S, beside)
     wrk_cpu = child_cpu_s() - before_cpu  # wrk was the only child reaped meanwhile
     after_ticks = cpu_ticks(running.pid)
     r = parse_wrk(out) if code == 0 else None
@@ -121,8 +126,9 @@ def run_wrk(ctx, row, running):
     return r
 
 
-def measure(ctx, row, right_answer=True):
+def measure(ctx, row, right_answer=True, window=None):
     """Starts the row's server, runs its generator, stops the server. Returns one run's record.
+    window: as run_client's (a profiler beside the measured window).
     The generator starts once the server has answered rightly, as for cold
     start; with right_answer=False (a server whose cold start found it never
     does), once it has answered at all, so that the generator names what is
@@ -135,7 +141,8 @@ def measure(ctx, row, right_answer=True):
     try:
         confirm_variant(ctx, row, running, record)
         if "failure" not in record:
-            record.update(run_client(ctx, row, running) if row.generator == "client" else run_wrk(ctx, row, running))
+            generate = run_client if row.generator == "client" else run_wrk
+            record.update(generate(ctx, row, running, window))
         if running.proc.poll() is None:
             record["rss_bytes"] = rss_bytes(running.pid)
         elif "failure" not in record:

@@ -142,9 +142,10 @@ def start_bench(build, out_dir, *args):
                             stdin=subprocess.DEVNULL)
 
 
-def results(out_dir):
+def results(out_dir, kind="bench"):
+    """The run's results JSON (kind: bench, or profile for --profile), None unless exactly one."""
     import json
-    names = [f for f in os.listdir(out_dir) if re.fullmatch(r"bench-.*\.json", f)]
+    names = [f for f in os.listdir(out_dir) if re.fullmatch(kind + r"-.*\.json", f)]
     if len(names) != 1:
         return None
     with open(os.path.join(out_dir, names[0])) as f:
