@@ -88,10 +88,16 @@ def parse_args(argv):
                    help="seconds between runs (default: %(default)s)")
     p.add_argument("--server", action="append", default=[], metavar="NAME=CMD",
                    help="also benchmark your own server: CMD is run with {port} replaced (repeatable)")
-    p.add_argument("--soak", nargs="?", const="ringhttp/ping", metavar="ROW",
-                   help="instead of the rows: --soak-phases phases of ROW's load (default ringhttp/ping) back to "
-                        "back against one server process, its RSS, descriptors and pool gauges after each; exit 1 "
-                        "if any grows from the second phase on (each phase: --warmup and --duration)")
+    p.add_argument("--soak", nargs="?", const="ringhttp/ping", metavar="ROWS",
+                   help="instead of the rows: --soak-phases phases of load back to back against one server "
+                        "process, each phase every row's load in turn (ROWS as --only takes them, one server's "
+                        "rows driven by its client; default ringhttp/ping), its RSS, descriptors and pool gauges "
+                        "after each; exit 1 if any grows from the second phase on (each load: --warmup and "
+                        "--duration)")
+    p.add_argument("--soak-hostile", nargs="?", const="", metavar="DRIVER",
+                   help="with --soak (ringhttp): the hostile-client driver beside each phase's load, against the "
+                        "same server (DRIVER: its binary, default tests/socket/hostile_driver in --build or in "
+                        "build/); any connection it finds served wrongly fails the soak")
     p.add_argument("--soak-phases", type=positive, default=SOAK_PHASES, metavar="N",
                    help="phases of the soak, at least 3 (default: %(default)s)")
     p.add_argument("--profile", metavar="ROW",
@@ -120,6 +126,8 @@ def parse_args(argv):
         if name in BY_NAME:
             p.error(f"--server: '{name}' is already a server here")
         a.custom.append(Custom(name, cmd))
+    if a.soak_hostile is not None and a.soak is None:
+        p.error("--soak-hostile: only with --soak")
     if a.soak is not None and a.soak_phases < 3:
         p.error("--soak-phases: at least 3 (growth is judged from the second phase on)")
     if sum(bool(x) for x in (a.soak is not None, a.profile is not None, a.axes)) > 1:
@@ -201,11 +209,16 @@ def main(argv):
         list_rows(rows if a.axes else all_rows(a.custom) + axis_rows(list(AXES)), a.json)
         return 0
     if a.soak is not None:
-        rows = select(all_rows(a.custom), a.soak)
-        if len(rows) != 1:
-            usage_error(f"--soak: '{a.soak}' names {len(rows)} rows, not one: {', '.join(r.id for r in rows)}")
-        if rows[0].generator != "client":
-            usage_error(f"--soak: '{a.soak}' is driven by {rows[0].generator}; the soak runs ringhttp's client")
+        rows = [r for r in select(all_rows(a.custom), a.soak) if r.generator == "client"]
+        if not rows:
+            usage_error(f"--soak: '{a.soak}' names no row driven by ringhttp's client, which the soak runs")
+        if len({r.instance for r in rows}) != 1:
+            usage_error(f"--soak: '{a.soak}' names rows of {len({r.instance for r in rows})} servers, not one: "
+                        f"{', '.join(r.id for r in rows)}")
+        if a.soak_hostile is not None:
+            if rows[0].server.name != "ringhttp":
+                usage_error("--soak-hostile: the driver's scripts are made for ringhttp's flags and answers")
+            a.soak_hostile = hostile_driver(a)
         a.idle_connections = []
     elif a.profile is not None:
         rows = select(all_rows(a.custom) + axis_rows(list(AXES)), a.profile)
@@ -253,9 +266,12 @@ def main(argv):
     env = environment(ctx, servers)
     if a.soak is not None:
         env["method"] = (f"soak: one server process pinned to CPU {SERVER_CPUS} (one shard) for "
-                         f"{a.soak_phases} phases, each {ctx.warmup} s warm-up + {ctx.duration} s of the generator "
-                         f"(one thread on CPU {CLIENT_CPU}, {ctx.connections} connections, a fresh one per phase); "
-                         "after each, with its connections closed, RSS, descriptors and pool gauges")
+                         f"{a.soak_phases} phases, each {len(runnable)} load(s) in turn of {ctx.warmup} s warm-up + "
+                         f"{ctx.duration} s of the generator (one thread on CPU {CLIENT_CPU}, {ctx.connections} "
+                         "connections, a fresh one per load)"
+                         + (f", the hostile-client driver beside them on CPU {CLIENT_CPU} ({a.soak_hostile} --port; "
+                            "the server with the flags its scripts are made for)" if a.soak_hostile else "")
+                         + "; after each phase, with its connections closed, RSS, descriptors and pool gauges")
     if a.profile is not None:
         env["method"] += (f" --profile: each iteration run twice in turn, plain and then with perf recording the "
                           f"server (perf on CPU {CLIENT_CPU}) inside the measured window only")
@@ -265,7 +281,7 @@ def main(argv):
         print(f"skipping {rid}: {why}")
 
     if a.soak is not None:
-        return soak_main(ctx, a, runnable[0], env, env_lines, base)
+        return soak_main(ctx, a, runnable, env, env_lines, base)
     if a.profile is not None:
         return profile_main(ctx, a, runnable[0], env, env_lines, os.path.join(a.out, f"profile-{stamp}"))
 
@@ -365,11 +381,25 @@ def main(argv):
     return 0
 
 
-def soak_main(ctx, a, row, env, env_lines, base):
+def hostile_driver(a):
+    """The hostile-client driver --soak-hostile names, or the one a build with tests has."""
+    if a.soak_hostile:
+        candidates = [a.soak_hostile]
+    else:
+        candidates = [os.path.join(d, "tests", "socket", "hostile_driver") for d in (a.build, os.path.join(ROOT, "build"))]
+    for path in candidates:
+        if os.access(path, os.X_OK):
+            return os.path.realpath(path)
+    usage_error(f"--soak-hostile: no driver at {' or '.join(candidates)} (a build with tests has it: "
+                "meson setup build && ninja -C build tests/socket/hostile_driver)")
+
+
+def soak_main(ctx, a, rows, env, env_lines, base):
     """--soak: the series printed and written; 1 if anything grew or failed."""
-    print(f"soak: {row.id}, {a.soak_phases} phases of {a.warmup} s warm-up + {a.duration} s against one server "
-          "process", flush=True)
-    record = soak(ctx, row, a.soak_phases)
+    print(f"soak: {', '.join(r.id for r in rows)}, {a.soak_phases} phases of {len(rows)} load(s) of {a.warmup} s "
+          f"warm-up + {a.duration} s against one server process"
+          + (", the hostile driver beside them" if a.soak_hostile else ""), flush=True)
+    record = soak(ctx, rows, a.soak_phases, a.soak_hostile)
     header, body = soak_table(record)
     verdict = ("FAILED:\n" + "\n".join(f"  {f}" for f in record["failures"]) if record["failures"] else
                f"ok: nothing grew from phase 2 on (RSS within {SOAK_RSS_TOLERANCE_BYTES // 1024} KiB or "

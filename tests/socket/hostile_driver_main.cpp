@@ -6,11 +6,19 @@
 //   hostile_driver [--seed N] [--seconds S] [--rounds N] [--connections N]
 //                  [--concurrency N] [--connection K] [--server PATH]
 //                  [--burst-max N] [--no-bare-cr] [--quiet]
+//                  [--port P] [--print-server-args]
 //
 // --seconds S: random seeds, one session after another, for S seconds.
 // --connection K: replay connection K of the seed's round alone (repeat
 // it to replay several together).
 // --server PATH: the server binary (else $RINGHTTP_SERVER, else build/server/server).
+// --port P: no fresh servers: rounds against the server already listening
+// on 127.0.0.1:P (bench/bench.py --soak-hostile runs it beside other load),
+// each round a new random seed (the first one --seed, if given) until
+// --seconds have passed (or --rounds are done). Only each connection's own
+// checks apply (every request its own answer, or the right refusal), since
+// other clients move the server's /metrics too. The server must run with
+// the flags --print-server-args prints. Exit 1 after a failing round.
 // --burst-max, --no-bare-cr: leave out what a known server bug trips over,
 // to look past it (the gtest always runs the full mix).
 #include <chrono>
@@ -31,7 +39,8 @@ using socket_test::hostile::SessionReport;
 int usage(const char* why) {
   std::cerr << "hostile_driver: " << why
             << "\nusage: hostile_driver [--seed N] [--seconds S] [--rounds N] [--connections N] [--concurrency N]"
-               " [--connection K] [--server PATH] [--burst-max N] [--no-bare-cr] [--quiet]\n";
+               " [--connection K] [--server PATH] [--burst-max N] [--no-bare-cr] [--quiet] [--port P]"
+               " [--print-server-args]\n";
   return 2;
 }
 
@@ -56,6 +65,32 @@ bool run(SessionOptions options, std::uint64_t seed, bool quiet) {
   return false;
 }
 
+// --port: rounds against a running server until the time (or the rounds)
+// are up. True when every round passed.
+bool drive_running(const SessionOptions& options, std::uint16_t port, std::uint64_t first_seed, bool seeded,
+                   std::uint64_t seconds, bool rounds_given) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+  socket_test::hostile::Tally total;
+  std::uint64_t rounds = 0;
+  do {
+    socket_test::hostile::DriverOptions driver = options.driver;
+    driver.seed = seeded && rounds == 0 ? first_seed : random_seed();
+    const socket_test::hostile::RoundReport round = socket_test::hostile::run_round(port, driver);
+    ++rounds;
+    total.add(round.tally);
+    std::cout << "hostile_driver: seed " << driver.seed << ": " << round.tally.summary() << std::endl;
+    if (!round.failures.empty()) {
+      for (const auto& f : round.failures) std::cout << "FAILURE: connection " << f.connection << ": " << f.message << "\n";
+      std::cout << "hostile_driver: seed " << driver.seed << " FAILED (" << round.failures.size()
+                << " failures) against port " << port << std::endl;
+      return false;
+    }
+  } while (rounds_given ? rounds < options.rounds : std::chrono::steady_clock::now() < until);
+  std::cout << "hostile_driver: " << rounds << " rounds passed, " << total.connections << " connections, "
+            << total.routed_seen << " requests answered" << std::endl;
+  return true;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -65,6 +100,8 @@ int main(int argc, char** argv) {
   bool rounds_given = false;
   std::uint64_t seconds = 0;
   bool quiet = false;
+  std::uint16_t port = 0;
+  bool print_server_args = false;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     const auto value = [&]() -> const char* {
@@ -108,6 +145,11 @@ int main(int argc, char** argv) {
       options.driver.script.bare_cr = false;
     } else if (arg == "--quiet") {
       quiet = true;
+    } else if (arg == "--port") {
+      if (!number(n) || n == 0 || n > 65535) return usage("--port takes a port number");
+      port = std::uint16_t(n);
+    } else if (arg == "--print-server-args") {
+      print_server_args = true;
     } else {
       return usage(("unknown option " + arg).c_str());
     }
@@ -116,6 +158,20 @@ int main(int argc, char** argv) {
     if (!rounds_given) options.rounds = 1;
     options.driver.concurrency = std::uint32_t(options.driver.only_connections.size());
     options.replays_max = 0;
+  }
+  if (print_server_args) {
+    const char* separator = "";
+    for (const std::string& a : socket_test::hostile::server_args(options)) {
+      std::cout << separator << a;
+      separator = " ";
+    }
+    std::cout << std::endl;
+    return 0;
+  }
+  if (port != 0) {
+    if (seconds == 0 && !rounds_given) return usage("--port needs --seconds or --rounds");
+    if (!options.driver.only_connections.empty()) return usage("--port and --connection: one at a time");
+    return drive_running(options, port, seed, seeded, seconds, rounds_given) ? 0 : 1;
   }
   if (seconds == 0) return run(options, seeded ? seed : random_seed(), quiet) ? 0 : 1;
   // Random seeds (the first one given, if any) until the time is up.
