@@ -28,7 +28,7 @@ from .constants import (
 from .workloads import WORKLOADS
 from .servers import Custom, Ringhttp
 from .rows import AXES, BY_NAME, all_rows, axis_rows, select, usage_error
-from .processes import Running, StartError, WrongAnswer
+from .processes import Running, StartError, WrongAnswer, hold_signals
 from .runs import measure
 from .cold_start import cold_start
 from .profile import PROFILE_MIN_DURATION_S, perf_missing, profile, profile_chart, profile_tables
@@ -297,8 +297,7 @@ def main(argv):
         done = measure_all(ctx, a, runnable, instances, runs)
     except KeyboardInterrupt as e:
         interrupted = str(e) or "SIGINT"
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            signal.signal(sig, signal.SIG_IGN)  # stopping and writing are not cut short
+        hold_signals()
         for running in list(Running.live):
             running.stop()
         done = sum(len(v) for v in runs.values())
@@ -404,6 +403,10 @@ def soak_main(ctx, a, rows, env, env_lines, base):
     verdict = ("FAILED:\n" + "\n".join(f"  {f}" for f in record["failures"]) if record["failures"] else
                f"ok: nothing grew from phase 2 on (RSS within {SOAK_RSS_TOLERANCE_BYTES // 1024} KiB or "
                f"{SOAK_RSS_TOLERANCE_FRACTION:.0%}, descriptors and pool gauges exactly)")
+    if record.get("interrupted"):
+        verdict = (f"interrupted ({record['interrupted']}) after {len(record['phases'])} of {a.soak_phases} phases: "
+                   "no verdict" + ("; failures so far:\n" + "\n".join(f"  {f}" for f in record["failures"])
+                                   if record["failures"] else ""))
     print("\n## Soak\n\n" + text_table(header, body) + "\n\n" + verdict)
     with open(base + ".md", "w") as f:
         f.write(f"# ringhttp soak {os.path.basename(base)}\n\n## Environment\n\n" + "\n".join(env_lines)
@@ -413,6 +416,8 @@ def soak_main(ctx, a, rows, env, env_lines, base):
                    "soak": record}, f, indent=1, default=str)
     print(f"\nraw results: {os.path.relpath(base + '.json', ROOT)}\nmarkdown:    {os.path.relpath(base + '.md', ROOT)}")
     shutil.rmtree(ctx.bodies_dir, ignore_errors=True)
+    if record.get("interrupted"):
+        return INTERRUPTED
     return 1 if record["failures"] else 0
 
 
@@ -447,6 +452,9 @@ def profile_main(ctx, a, row, env, env_lines, base):
     prof.write_folded(folded)
     chart_error = profile_chart(base + ".png", summary, f"{row.id}: where the server's CPU goes")
     verdict = ("FAILED:\n" + "\n".join(f"  {f}" for f in record["failures"]) if record["failures"] else "")
+    if record.get("interrupted"):
+        verdict = (f"Interrupted ({record['interrupted']}): the figures above are what was measured until then.\n"
+                   + verdict)
     text = (f"## Profile of {row.id}\n\n" + text_table(header, body) + "\n\n" + "\n".join(notes) + "\n\n"
             + "\n\n".join(f"{t}\n" + text_table(h, r) for t, h, r in tables))
     print("\n" + text + ("\n\n" + verdict if verdict else ""))
@@ -463,6 +471,8 @@ def profile_main(ctx, a, row, env, env_lines, base):
     print(f"chart:         {os.path.relpath(base + '.png', ROOT)}" if not chart_error else
           f"chart:         none ({chart_error})")
     shutil.rmtree(ctx.bodies_dir, ignore_errors=True)
+    if record.get("interrupted"):
+        return INTERRUPTED
     return 1 if record["failures"] else 0
 
 

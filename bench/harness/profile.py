@@ -17,12 +17,13 @@ import collections
 import os
 import re
 import shutil
+import signal
 import subprocess
 import tempfile
 import time
 
 from .constants import CLIENT_CPU, GENERATOR_GRACE_S
-from .processes import run_bounded, user_system_ticks
+from .processes import hold_signals, user_system_ticks
 from .runs import measure
 from .summary import fmt, summarize
 
@@ -75,23 +76,39 @@ class Recorder:
             time.sleep(min(0.01, max(0.0, start - time.monotonic())))
         length = self.duration - 2 * PROFILE_EDGE_S
         # perf on the generator's CPU: its own work (writing the samples) is
-        # not the server's; what the server pays is the sampling itself.
+        # not the server's; what the server pays is the sampling itself. It
+        # records until SIGINT (no workload of its own that could outlive it).
         argv = ["taskset", "-c", CLIENT_CPU, "perf", "record", "-q", "-e", PROFILE_EVENT,
                 "-F", str(PROFILE_FREQUENCY_HZ), "--call-graph", PROFILE_CALL_GRAPH, "-p", str(pid),
-                "-o", self.path, "--", "sleep", f"{length:.3f}"]
+                "-o", self.path]
+        perf = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
         try:
             before = user_system_ticks(pid)
-            code, _, err = run_bounded(argv, length + GENERATOR_GRACE_S)
+            started = time.monotonic()
+            while time.monotonic() < started + length and perf.poll() is None:
+                time.sleep(min(0.05, max(0.0, started + length - time.monotonic())))
             after = user_system_ticks(pid)
+            perf.send_signal(signal.SIGINT)
+            _, err = perf.communicate(timeout=GENERATOR_GRACE_S)
+        except subprocess.TimeoutExpired:
+            perf.kill()
+            _, err = perf.communicate()
+            self.error = f"perf record did not stop within {GENERATOR_GRACE_S} s of SIGINT"
+            return
         except OSError as e:  # the server is gone: its run says so
+            perf.kill()
+            perf.wait()
             self.error = f"the server could not be read: {e}"
             return
-        if code != 0:
-            self.error = f"perf record exited {code}: {err.strip()[-300:]}"
+        except BaseException:
+            perf.kill()  # interrupted: perf does not outlive the harness
+            perf.wait()
+            raise
+        if perf.returncode not in (0, -signal.SIGINT):  # perf re-raises the SIGINT it stopped on
+            self.error = f"perf record exited {perf.returncode}: {err.decode(errors='replace').strip()[-300:]}"
         else:
             self.seconds = length
             self.ticks = (after[0] - before[0], after[1] - before[1])
-
 
 FRAME = re.compile(r"^\s*([0-9a-f]+) (.*) \((.*)\)$")
 OFFSET = re.compile(r"\+0x[0-9a-f]+$")
@@ -252,6 +269,26 @@ def profile(ctx, row, iterations, recordings_dir):
     summary and failures; the Profile)."""
     plain, recorded, failures = [], [], []
     prof = Profile()
+    interrupted = None
+    try:
+        record_iterations(ctx, row, iterations, recordings_dir, plain, recorded, failures, prof)
+    except KeyboardInterrupt as e:  # SIGTERM or Ctrl-C: what was measured so far is the record
+        hold_signals()
+        interrupted = str(e) or "SIGINT"
+    summaries = {"plain": summarize(row, plain), "recorded": summarize(row, recorded)}
+    overhead = {}
+    for key in ("server_cpu_us", "rps"):
+        a, b = summaries["plain"][key], summaries["recorded"][key]
+        overhead[key] = b[0] / a[0] if a and b and a[0] else None
+    if not prof.total and not failures and not interrupted:
+        failures.append("perf recorded no sample of the server")
+    record = {"row": row.id, "plain": plain, "recorded": recorded, "summaries": summaries, "overhead": overhead,
+              "profile": prof.summary(), "failures": failures, "interrupted": interrupted}
+    return record, prof
+
+
+def record_iterations(ctx, row, iterations, recordings_dir, plain, recorded, failures, prof):
+    """Each iteration plain and then recorded; fills the lists and prof as it goes."""
     for it in range(1, iterations + 1):
         for recording in (False, True):
             recorder = Recorder(ctx, os.path.join(recordings_dir, f"perf-{it}.data")) if recording else None
@@ -277,13 +314,3 @@ def profile(ctx, row, iterations, recordings_dir):
                 print(f"{row.id} iteration {it}, {label}: {rec['rps'] / 1000:.1f}k req/s, server "
                       f"{fmt(rec.get('server_cpu_us'), '.2f')} µs/req, {rec['errors']} errors", flush=True)
             time.sleep(ctx.cool_down)
-    summaries = {"plain": summarize(row, plain), "recorded": summarize(row, recorded)}
-    overhead = {}
-    for key in ("server_cpu_us", "rps"):
-        a, b = summaries["plain"][key], summaries["recorded"][key]
-        overhead[key] = b[0] / a[0] if a and b and a[0] else None
-    if not prof.total and not failures:
-        failures.append("perf recorded no sample of the server")
-    record = {"row": row.id, "plain": plain, "recorded": recorded, "summaries": summaries, "overhead": overhead,
-              "profile": prof.summary(), "failures": failures}
-    return record, prof

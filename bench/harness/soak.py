@@ -18,7 +18,7 @@ import subprocess
 import time
 
 from .constants import CLIENT_CPU, GENERATOR_GRACE_S, MEMORY_SETTLE_S
-from .processes import Running, StartError, established, get_once, rss_bytes, run_bounded
+from .processes import Running, StartError, established, get_once, hold_signals, rss_bytes, run_bounded
 from .runs import run_client
 
 SOAK_PHASES = 4                         # the seeds' four
@@ -116,14 +116,10 @@ def soak(ctx, rows, phases, driver=None):
     one server; returns the record: the series, the verdict and why."""
     row = rows[0]
     record = {"rows": [r.id for r in rows], "hostile": bool(driver), "phases": [], "failures": []}
+    running = hostile = None
     try:
         extra = hostile_flags(driver) if driver else ()
         running = Running(ctx, row.server, row.variant, extra_args=extra)
-    except StartError as e:
-        record["failures"].append(str(e))
-        return record
-    hostile = None
-    try:
         for i in range(1, phases + 1):
             if driver:
                 hostile = Hostile(driver, running.port, len(rows) * (ctx.warmup + ctx.duration),
@@ -162,10 +158,18 @@ def soak(ctx, rows, phases, driver=None):
             if running.proc.poll() is not None:
                 record["failures"].append(f"phase {i}: the server exited with status {running.proc.returncode}")
                 break
+    except StartError as e:
+        record["failures"].append(str(e))
+        return record
+    except KeyboardInterrupt as e:  # SIGTERM or Ctrl-C: the phases done so far are the record
+        hold_signals()
+        record["interrupted"] = str(e) or "SIGINT"
+        return record
     finally:
         if hostile:
             hostile.stop()
-        running.stop()
+        if running:
+            running.stop()
     record["failures"] += growth(record["phases"])
     return record
 

@@ -2,7 +2,7 @@
 """SIGTERM or Ctrl-C at any moment stops every process the harness started
 and still writes what was measured.
 
-Three real runs of bench/bench.py, each stopped by a signal at a different
+Real runs of bench/bench.py, each stopped by a signal at a different
 moment:
 - SIGTERM in the middle of the second measured run (the server and the
   client of that run alive): the harness exits 130; every process it had
@@ -13,7 +13,11 @@ moment:
   exit 130, the holders and the server gone, the results written with no
   measured run;
 - SIGINT (what Ctrl-C sends) in the middle of a measured run: the same as
-  SIGTERM.
+  SIGTERM;
+- SIGTERM in a soak's first phase, its load and the hostile driver
+  running: exit 130, all three gone, the results say interrupted;
+- SIGTERM while perf records a --profile run: exit 130, perf, the server
+  and the client gone, the plain run's figures written.
 
 Usage: interrupt_test.py --build DIR    (meson test runs it)
 """
@@ -67,9 +71,10 @@ def read_line_with(proc, text):
     raise AssertionError(f"no {text!r} within {BENCH_WAIT_S} s")
 
 
-def stop_and_check(name, proc, out_dir, sig, started):
+def stop_and_check(name, proc, out_dir, sig, started, results=True):
     """Sends sig; checks the exit status, that every process recorded in
-    `started` is gone, and returns the results JSON (or a failure)."""
+    `started` is gone, and returns the results JSON (or a failure; with
+    results=False the caller reads its own)."""
     proc.send_signal(sig)
     try:
         proc.communicate(timeout=BENCH_WAIT_S)
@@ -85,8 +90,8 @@ def stop_and_check(name, proc, out_dir, sig, started):
     left = [f"{p} ({' '.join(observe.cmdline(p))[:80]})" for p in started if alive(p)]
     if left:
         failures.append(f"{name}: still running after the harness exited: {left}")
-    report = observe.results(out_dir)
-    if not report:
+    report = observe.results(out_dir) if results else None
+    if results and not report:
         failures.append(f"{name}: no results JSON written in {out_dir}")
     return failures, report
 
@@ -142,6 +147,55 @@ def memory_row(build):
     return failures
 
 
+def soak_phase(build):
+    """SIGTERM in a soak's phase, its load and the hostile driver running."""
+    name = "SIGTERM mid-soak"
+    out_dir = tempfile.mkdtemp(prefix="ringhttp-bench-interrupt.")
+    driver = os.path.realpath(os.path.join(build, "tests", "socket", "hostile_driver"))
+    proc = observe.start_bench(build, out_dir, "--soak", "ringhttp/plaintext", "--soak-hostile", driver,
+                               "--soak-phases", "3", "--warmup", str(WARMUP_S), "--duration", "1",
+                               "--connections", "4")
+    exes = {os.path.realpath(os.path.join(build, "server", "server")),
+            os.path.realpath(os.path.join(build, "client", "client")), driver}
+    started = observe.eventually(
+        lambda: (lambda d: d if exes <= {observe.exe(p) for p in d} else None)(descendants(proc.pid)),
+        BENCH_WAIT_S, "the soak's server, client and hostile driver")
+    failures, report = stop_and_check(name, proc, out_dir, signal.SIGTERM, started)
+    soak = (report or {}).get("soak", {})
+    if report and (soak.get("interrupted") != "SIGTERM" or soak.get("phases") != []):
+        failures.append(f"{name}: the results say interrupted={soak.get('interrupted')!r}, phases "
+                        f"{soak.get('phases')}, not SIGTERM in the first phase")
+    print(("ok" if not failures else "FAIL") + f"    {name}: exit {INTERRUPTED}, server, client and hostile "
+          "driver gone, results written")
+    return failures
+
+
+def profile_recording(build):
+    """SIGTERM while perf records a --profile run."""
+    name = "SIGTERM mid-profile"
+    out_dir = tempfile.mkdtemp(prefix="ringhttp-bench-interrupt.")
+    # perf's recording outlasts GONE_WAIT_S: one left running would be seen.
+    proc = observe.start_bench(build, out_dir, "--profile", "ringhttp/plaintext", "--iterations", "1",
+                               "--warmup", "1", "--duration", str(GONE_WAIT_S + 3), "--connections", "4",
+                               "--cool-down", "0")
+
+    def recording():
+        d = descendants(proc.pid)
+        return d if any("-p" in observe.cmdline(p) and "record" in observe.cmdline(p) for p in d) else None
+    started = observe.eventually(recording, BENCH_WAIT_S, "perf recording the server")
+    failures, _ = stop_and_check(name, proc, out_dir, signal.SIGTERM, started, results=False)
+    report = observe.results(out_dir, "profile") or {}
+    prof = report.get("profile", {})
+    plain = prof.get("plain", [])
+    if prof.get("interrupted") != "SIGTERM" or len(plain) != 1 or not plain[0].get("server_cpu_us") \
+            or prof.get("recorded") != []:
+        failures.append(f"{name}: the results say interrupted={prof.get('interrupted')!r}, {len(plain)} plain runs "
+                        f"({plain}), recorded {prof.get('recorded')}: not SIGTERM with the plain run's figures")
+    print(("ok" if not failures else "FAIL") + f"    {name}: exit {INTERRUPTED}, perf, server and client gone, the "
+          "plain run's figures written")
+    return failures
+
+
 def sigterm_mid_run(build):
     return mid_run(build, signal.SIGTERM)
 
@@ -151,4 +205,4 @@ def sigint_mid_run(build):
 
 
 if __name__ == "__main__":
-    sys.exit(observe.run_checks(sigterm_mid_run, memory_row, sigint_mid_run))
+    sys.exit(observe.run_checks(sigterm_mid_run, memory_row, sigint_mid_run, soak_phase, profile_recording))
