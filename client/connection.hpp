@@ -43,6 +43,8 @@ struct Connection final : http::ResponseEvents {
   std::uint8_t enobufs_in_a_row = 0;
 
   std::uint32_t outstanding = 0;  // requests handed to a send whose responses have not arrived
+  std::uint32_t expect_index = 0;  // which of the run's distinct requests the next response answers
+  const char* send_base = nullptr;  // the batch being sent (in the run's serialized requests)
   std::uint32_t send_offset = 0;  // the send in flight: offset in the batch bytes
   std::uint32_t send_end = 0;     // ... and its end (short sends resume at send_offset)
   std::uint64_t sent_at_ns = 0;   // when the outstanding requests were handed to the ring

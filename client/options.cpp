@@ -6,6 +6,7 @@
 #include <iterator>
 #include <string_view>
 
+#include "client/request.hpp"
 #include "core/net/cpu.hpp"
 #include "core/text/parse_number.hpp"
 #include "ringhttp_config.hpp"
@@ -34,6 +35,9 @@ constexpr const char* usage_text =
     "      --expect-status L   accepted statuses, e.g. 200,204 (default any 2xx)\n"
     "      --expect-body S     every response body must equal S\n"
     "      --expect-body-file PATH  every response body must equal this file's bytes\n"
+    "  A placeholder {seq:A..B} or {rand:A..B} in the URL's path, a header, the body or the expected\n"
+    "  body makes the requests vary: request i carries the i-th number from A to B (seq: in order,\n"
+    "  rand: in a fixed shuffled order), cycled; every request is serialized once at start.\n"
     "      --uring LIST        [profile,]switches: 5.10, 5.19, 6.0, 6.1 or all, then no-FEATURE and/or sqpoll\n"
     "      --json              the report as one JSON object on stdout (text goes to stderr)\n"
     "      --hdr-out FILE      latency distribution in HdrHistogram's .hgrm text format\n"
@@ -246,6 +250,21 @@ ParseOutcome parse_options(int argc, char** argv, Options& out) {
       return fail(error);
     }
     out.check_body = true;
+  }
+  {
+    std::vector<std::string_view> request_fields{out.target.path, out.body};
+    for (const std::string& h : out.headers) request_fields.emplace_back(h);
+    if (const std::string error = find_placeholder(request_fields, out.placeholder); !error.empty()) return fail(error);
+    std::optional<Placeholder> expected;
+    if (const std::string error = find_placeholder({out.expect_body}, expected); !error.empty()) {
+      return fail("--expect-body: " + error);
+    }
+    if (expected && (!out.placeholder || expected->text != out.placeholder->text)) {
+      return fail("--expect-body's placeholder " + expected->text + " is not the request's (" +
+                  (out.placeholder ? out.placeholder->text : std::string("none")) +
+                  "): each response is checked against its own request's number");
+    }
+    if (const std::string error = check_serialized_size(out); !error.empty()) return fail(error);
   }
   if (out.requests > 0) {
     if (warmup_given && out.warmup_ns > 0) return fail("-n/--requests counts every response: no --warmup with it");

@@ -6,6 +6,9 @@
 #include <string>
 #include <vector>
 
+#include <optional>
+
+#include "client/placeholder.hpp"
 #include "client/target.hpp"
 #include "core/uring/features.hpp"
 
@@ -35,6 +38,9 @@ struct Options {
   std::string expect_body;
   std::string expect_body_file;  // where expect_body was read from, if from a file
   bool check_body = false;
+  // {seq:A..B} or {rand:A..B} in the path, a header, the body or the
+  // expected body: the requests vary (client/placeholder.hpp).
+  std::optional<Placeholder> placeholder;
   uring::Features wanted_features = uring::Features::all();
   std::string uring_text = "all";
   bool json = false;

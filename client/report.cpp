@@ -131,6 +131,9 @@ std::string format_text(const Report& r) {
     out += format("%s after %s warm-up", duration_text(o.duration_ns).c_str(), duration_text(o.warmup_ns).c_str());
   }
   if (o.rate > 0) out += format(", rate %" PRIu64 "/s", o.rate);
+  if (o.placeholder) {
+    out += format(", %" PRIu64 " distinct requests (%s)", o.placeholder->count(), o.placeholder->text.c_str());
+  }
   out += format(", expect %s%s\n", status_list(o).c_str(), o.check_body ? " and body" : "");
   out += format("  requests    %" PRIu64 " in %.2fs\n", t.responses, seconds(r.window_ns));
   out += format("  requests/s  %.1f\n", per_second(t.responses, r.window_ns));
@@ -168,7 +171,9 @@ std::string format_json(const Report& r) {
       format(",\"duration_s\":%.3f,\"warmup_s\":%.3f,\"requests\":%" PRIu64 ",\"rate\":%" PRIu64,
              o.requests > 0 && !o.duration_given ? 0.0 : seconds(o.duration_ns), seconds(o.warmup_ns), o.requests,
              o.rate) +
-      format(",\"timeout_s\":%.3f", seconds(o.timeout_ns)) + ",\"expect_status\":" + json_escape(status_list(o)) +
+      format(",\"timeout_s\":%.3f", seconds(o.timeout_ns)) +
+      ",\"placeholder\":" + (o.placeholder ? json_escape(o.placeholder->text) : std::string("null")) +
+      format(",\"distinct_requests\":%" PRIu64, o.placeholder ? o.placeholder->count() : std::uint64_t(1)) + ",\"expect_status\":" + json_escape(status_list(o)) +
       ",\"expect_body\":" +
       (o.check_body && o.expect_body_file.empty() ? json_escape(o.expect_body) : std::string("null")) +
       // A file's bytes may be binary: the report names the file and its size instead.

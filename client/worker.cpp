@@ -75,7 +75,10 @@ bool Worker::setup() {
     error_ = std::move(e);
     return false;
   }
-  parser_config_.expected_body = options_.expect_body;
+  parser_config_.expected_body = request_.expected_body(0);  // set again for each send
+  // Workers start at different points of a run's distinct requests, so that
+  // they do not send the same ones at the same time.
+  next_request_ = std::size_t(std::uint64_t(plan_.index) * request_.distinct() / options_.threads);
   parser_config_.check_body = options_.check_body;
   parser_config_.head_request = request_.head_request();
   if (std::string e = table_.init(plan_.connections); !e.empty()) {
@@ -360,6 +363,9 @@ void Worker::on_response(Connection& conn, const http::ResponseHead& head) {
   }
   --conn.outstanding;
   finish_requests(1);
+  // The next response answers the next request of the batch: its own body.
+  conn.expect_index = std::uint32_t((conn.expect_index + 1) % request_.distinct());
+  if (options_.check_body && conn.outstanding > 0) conn.parser.expect_body(request_.expected_body(conn.expect_index));
   if (!head.keep_alive) conn.peer_closing = true;
   if (!measuring_ || stopping_) return;
   ++stats_.responses;
@@ -406,8 +412,13 @@ void Worker::maybe_send(Connection& conn) {
   conn.outstanding = std::uint32_t(count);
   conn.sent_at_ns = now_ns_;
   conn.deadline_ns = now_ns_ + options_.timeout_ns;
+  const std::string_view batch = request_.batch(next_request_, count);
+  conn.send_base = batch.data();
   conn.send_offset = 0;
-  conn.send_end = std::uint32_t(count * request_.one().size());
+  conn.send_end = std::uint32_t(batch.size());
+  conn.expect_index = std::uint32_t(next_request_);
+  if (options_.check_body) conn.parser.expect_body(request_.expected_body(conn.expect_index));
+  next_request_ = (next_request_ + count) % request_.distinct();
   submit_send(conn);
 }
 
@@ -415,7 +426,7 @@ void Worker::submit_send(Connection& conn) {
   assert(!conn.send_inflight);
   assert(conn.send_offset < conn.send_end);
   io_uring_sqe* sqe = ring_.sqe();
-  io_uring_prep_send(sqe, conn.fd, request_.batch().data() + conn.send_offset, conn.send_end - conn.send_offset,
+  io_uring_prep_send(sqe, conn.fd, conn.send_base + conn.send_offset, conn.send_end - conn.send_offset,
                      MSG_NOSIGNAL);
   sqe->user_data = tag(Op::send, conn);
   conn.send_inflight = true;

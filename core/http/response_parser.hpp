@@ -57,6 +57,9 @@ class ResponseParser {
 
   // Starts a new connection's response stream.
   void reset(const Config& config);
+  // The body the next response must have, from its start on (requests that
+  // vary expect bodies that vary); must outlive the parser's use.
+  void expect_body(std::string_view body) { config_.expected_body = body; }
   Status feed(const char* data, std::size_t len);
   // The peer closed: completes a close-delimited response; a response cut
   // short is an error (truncated). Call reset() before feeding again.

@@ -155,6 +155,41 @@ TEST_F(ClientAgainstServer, a_matching_body_passes) {
   EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
 }
 
+// {seq:A..B}: each request its own path, and each response checked against
+// its own request's body, pipelined, over several connections.
+TEST_F(ClientAgainstServer, a_placeholder_varies_the_requests_and_each_response_is_checked_against_its_own) {
+  const ClientRun run =
+      run_client({"-n", "600", "-c", "3", "-p", "4", "--json", "--expect-body",
+                  R"({"id":{seq:1..50},"name":"user-{seq:1..50}"})", url(server, "/users/{seq:1..50}")});
+  EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
+  const JsonReport report(run);
+  EXPECT_EQ(report.number("/requests"), 600u);
+  EXPECT_EQ(report.number("/errors_total"), 0u);
+  EXPECT_EQ(report.number("/options/distinct_requests"), 50u);
+}
+
+// {rand:A..B}, two threads (each starting at its own point of the order).
+TEST_F(ClientAgainstServer, a_shuffled_placeholder_checks_every_response_against_its_own_request) {
+  const ClientRun run =
+      run_client({"-n", "400", "-t", "2", "-c", "4", "-p", "3", "--json", "--expect-body",
+                  R"({"id":{rand:1..100},"name":"user-{rand:1..100}"})", url(server, "/users/{rand:1..100}")});
+  EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
+  const JsonReport report(run);
+  EXPECT_EQ(report.number("/requests"), 400u);
+  EXPECT_EQ(report.number("/errors_total"), 0u);
+}
+
+// The requests really differ: one fixed expected body matches only the
+// requests for its own id, 10 of 500 cycling through 50 ids.
+TEST_F(ClientAgainstServer, requests_that_vary_do_not_all_match_one_fixed_body) {
+  const ClientRun run = run_client({"-n", "500", "-c", "1", "--json", "--expect-body", R"({"id":1,"name":"user-1"})",
+                                    url(server, "/users/{seq:1..50}")});
+  EXPECT_EQ(run.exit_code, 1) << run.out << run.err;
+  const JsonReport report(run);
+  EXPECT_EQ(report.number("/requests"), 500u);
+  EXPECT_EQ(report.number("/errors/body"), 490u);
+}
+
 // --expect-body-file holds bytes no command line can: a 64 KiB /stream body
 // with NULs in it. A file one byte off makes every response a body error.
 TEST_F(ClientAgainstServer, expect_body_file_checks_every_byte_of_a_large_body) {

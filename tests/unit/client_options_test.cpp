@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <numeric>
 #include <string>
 #include <vector>
 
@@ -112,10 +114,69 @@ TEST(ClientRequest, serialized_once_with_host_headers_and_body_length) {
   ASSERT_EQ(parse({"-m", "POST", "-b", "hello", "-H", "X-Test: yes", "-p", "3", "http://127.0.0.1:8080/echo"}, o),
             ParseOutcome::run);
   const RequestBytes request(o);
-  EXPECT_EQ(request.one(),
+  EXPECT_EQ(request.distinct(), 1u);
+  EXPECT_EQ(request.batch(0, 1),
             "POST /echo HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nX-Test: yes\r\nContent-Length: 5\r\n\r\nhello");
-  EXPECT_EQ(request.batch().size(), 3 * request.one().size());
+  EXPECT_EQ(request.batch(0, 3).size(), 3 * request.batch(0, 1).size());
   EXPECT_FALSE(request.head_request());
+}
+
+TEST(ClientRequest, a_placeholder_makes_each_request_its_own_with_its_own_expected_body) {
+  Options o;
+  ASSERT_EQ(parse({"-m", "POST", "-b", R"({"n":{seq:7..9}})", "-H", "X-N: {seq:7..9}", "-p", "2", "--expect-body",
+                   R"({"id":{seq:7..9}})", "http://127.0.0.1:8080/users/{seq:7..9}"},
+                  o),
+            ParseOutcome::run);
+  ASSERT_TRUE(o.placeholder.has_value());
+  EXPECT_EQ(o.placeholder->count(), 3u);
+  const RequestBytes request(o);
+  ASSERT_EQ(request.distinct(), 3u);
+  const auto one = [](int n) {
+    const std::string body = R"({"n":)" + std::to_string(n) + "}";
+    return "POST /users/" + std::to_string(n) + " HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nX-N: " + std::to_string(n) +
+           "\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
+  };
+  EXPECT_EQ(request.batch(0, 1), one(7));
+  EXPECT_EQ(request.batch(1, 2), one(8) + one(9));
+  // A batch from the last request wraps to the first, still one range.
+  EXPECT_EQ(request.batch(2, 2), one(9) + one(7));
+  EXPECT_EQ(request.expected_body(0), R"({"id":7})");
+  EXPECT_EQ(request.expected_body(2), R"({"id":9})");
+}
+
+TEST(ClientRequest, rand_is_every_number_once_in_a_fixed_shuffled_order) {
+  Options a;
+  Options b;
+  ASSERT_EQ(parse({"http://127.0.0.1:8080/users/{rand:1..1000}"}, a), ParseOutcome::run);
+  ASSERT_EQ(parse({"http://127.0.0.1:8080/users/{rand:1..1000}"}, b), ParseOutcome::run);
+  const std::vector<std::uint64_t> order = a.placeholder->order();
+  EXPECT_EQ(order, b.placeholder->order());  // the same every run
+  std::vector<std::uint64_t> sorted = order;
+  std::sort(sorted.begin(), sorted.end());
+  std::vector<std::uint64_t> all(1000);
+  std::iota(all.begin(), all.end(), 1);
+  EXPECT_EQ(sorted, all);  // each number once
+  EXPECT_NE(order, all);   // and not in order
+}
+
+TEST(ClientRequest, bad_placeholders_are_refused_with_a_reason) {
+  const std::vector<std::vector<std::string>> bad = {
+      {"http://127.0.0.1:8080/users/{seq:5..1}"},                      // empty range
+      {"http://127.0.0.1:8080/users/{seq:1..}"},                       // no end
+      {"http://127.0.0.1:8080/users/{seq:1..5"},                       // no closing brace
+      {"http://127.0.0.1:8080/users/{seq:0..1000000}"},                // past placeholder_values_max
+      {"-b", "{seq:1..3}", "http://127.0.0.1:8080/users/{seq:1..4}"},  // two different ones
+      {"--expect-body", "{seq:1..3}", "http://127.0.0.1:8080/users/1"},  // only in the expected body
+      {"-b", std::string(300, 'x') + "{seq:1..1000000}", "-p", "1", "http://127.0.0.1:8080/{seq:1..1000000}"},
+  };
+  for (const auto& args : bad) {
+    Options o;
+    EXPECT_EQ(parse(args, o), ParseOutcome::exit_usage) << args.back();
+  }
+  // A JSON body's braces are not placeholders.
+  Options o;
+  EXPECT_EQ(parse({"-b", R"({"seq":{"a":1}})", "http://127.0.0.1:8080/echo"}, o), ParseOutcome::run);
+  EXPECT_FALSE(o.placeholder.has_value());
 }
 
 }  // namespace
