@@ -21,7 +21,21 @@ for p in "${packages[@]}"; do
     missing+=("$p")
   fi
 done
-[[ ${#missing[@]} -eq 0 ]] && exit 0
+# The Node peers' packages (bench/peers/package.json, pinned by its lock
+# file): installed again only when the lock file is newer than what is there.
+node_packages() {
+  local peers
+  peers="$(cd "$(dirname "$0")/.." && pwd)/bench/peers"
+  if [[ ! -f "$peers/node_modules/.package-lock.json" || "$peers/package-lock.json" -nt "$peers/node_modules/.package-lock.json" ]]; then
+    command -v npm >/dev/null || { echo "install-deps: npm is missing (Debian: npm)" >&2; exit 1; }
+    echo "install-deps: npm ci in bench/peers" >&2
+    npm ci --prefix "$peers" --no-audit --no-fund --loglevel=error >/dev/null
+  fi
+}
+if [[ ${#missing[@]} -eq 0 ]]; then
+  node_packages
+  exit 0
+fi
 
 sudo=""
 if [[ $(id -u) -ne 0 ]]; then
@@ -32,3 +46,4 @@ echo "install-deps: installing ${missing[*]}" >&2
 export DEBIAN_FRONTEND=noninteractive
 $sudo apt-get update -qq
 $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+node_packages
