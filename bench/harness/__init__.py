@@ -6,6 +6,7 @@ workloads    what is asked and what every response must be
 servers      how each server is started, what it serves, why it cannot run
 rows         server x workload x generator; the default run and the --compare axes
 processes    starting, watching and stopping processes; their CPU time
+database     the database rows' throwaway Postgres cluster and its CPU over a window
 runs         one measured run of a row (the generator, the server's CPU, the variant confirmed)
 soak         phases of load against one server; growth from the second phase on fails
 cold_start   exec to the first right answer

@@ -29,6 +29,7 @@ from .workloads import WORKLOADS
 from .servers import Custom, Ringhttp
 from .rows import AXES, BY_NAME, all_rows, axis_rows, select, usage_error
 from .processes import Running, StartError, WrongAnswer, hold_signals
+from .database import Database
 from .runs import measure
 from .cold_start import cold_start
 from .profile import PROFILE_MIN_DURATION_S, perf_missing, profile, profile_chart, profile_tables
@@ -37,6 +38,7 @@ from .memory import idle_counts, memory_per_connection, memory_summary
 from .environment import environment
 from .summary import LADDER_HEADER, fmt, generator_comparison, ladder_table, summarize, with_range
 from .render import (
+    DATABASE_COLUMN,
     HEADER,
     chart,
     md_table,
@@ -300,6 +302,8 @@ def main(argv):
         hold_signals()
         for running in list(Running.live):
             running.stop()
+        for db in list(Database.live):
+            db.stop()
         done = sum(len(v) for v in runs.values())
         print(f"bench: interrupted ({interrupted}) after {done} of {total} runs: writing what was measured",
               file=sys.stderr, flush=True)
@@ -310,7 +314,9 @@ def main(argv):
     for r in runnable:
         if "cold_start_failure" in instances[r.instance]:
             summaries[r.id]["failures"].append("cold start: " + instances[r.instance]["cold_start_failure"])
-    body = table_rows(runnable, summaries, instances)
+    database = any(r.workload.database for r in runnable)
+    header = HEADER + ([DATABASE_COLUMN] if database else [])
+    body = table_rows(runnable, summaries, instances, database)
     mem_header, mem_body = memory_table(instances)
     side_header, side_body = memory_side_by_side(instances, ctx.idle_counts)
     mem_notes = memory_notes(ctx, instances) if mem_body else []
@@ -329,9 +335,15 @@ def main(argv):
         f"connection polled every 1 ms), median of {COLD_START_SPAWNS} spawns. RSS: the server's VmRSS right after "
         "the measured run.",
     ]
+    if database:
+        notes.append(f"Database CPU µs/req: the utime+stime of every Postgres process (the postmaster and its "
+                     f"backends) over the measured window ÷ responses. The server runs on CPU {SERVER_CPUS} and the "
+                     f"generator on CPU {CLIENT_CPU}; Postgres runs wherever the kernel puts it: all three share "
+                     "two cores. The cluster is the run's own (db/cluster.sh, fsync and synchronous_commit at their "
+                     "defaults), started once; its written rows are emptied when it starts, not between rows.")
     notes += generator_comparison(runnable, summaries)
     ladder_body, ladder_verdicts = ladder_table(summaries)
-    text = "## Results\n\n" + text_table(HEADER, body)
+    text = "## Results\n\n" + text_table(header, body)
     ladder_note = ("The seeds' figures are another machine (Apple M1 Pro), another runtime (Node 24) and their "
                    "framework: compare the differences between rungs, not the absolute numbers.")
     if ladder_body:
@@ -342,7 +354,7 @@ def main(argv):
                  + text_table(mem_header, mem_body) + "\n\n" + "\n".join(mem_notes))
     print("\n" + text + "\n\n" + "\n".join(notes))
     md = ("# ringhttp benchmark " + stamp + "\n\n## Environment\n\n" + "\n".join(env_lines) + "\n\n## Results\n\n"
-          + md_table(HEADER, body) + "\n\n" + "\n\n".join(notes) + "\n")
+          + md_table(header, body) + "\n\n" + "\n\n".join(notes) + "\n")
     if ladder_body:
         md += ("\n## The seeds' ladder (ringhttp, differences from json in this run)\n\n"
                + md_table(LADDER_HEADER, ladder_body) + "\n\n" + "\n".join(f"- {v}" for v in ladder_verdicts)
@@ -492,4 +504,6 @@ def run(argv):
     finally:
         for running in list(Running.live):
             running.stop()
+        for db in list(Database.live):  # after the servers using it
+            db.stop()
     return code

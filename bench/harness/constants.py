@@ -41,6 +41,11 @@ USER_BODY = b'{"id":12345,"name":"user-12345"}'
 TOKEN_SUBJECT = "bench-user"
 PROFILE_BODY = b'{"sub":"bench-user"}'
 TOKEN_LIFETIME_S = 86_400    # far past any run; the server checks exp on every request
+# The database rows (db/schema.sql): users 1..DB_USERS named user-i, read in
+# a shuffled order; writes insert names cycling through as many.
+DB_USERS = 10_000
+DB_READ_BODY = b'{"id":{rand:1..10000},"name":"user-{rand:1..10000}"}'  # the client expands it per request
+DB_WRITE_REQUEST = b'{"name":"bench-{seq:1..10000}"}'
 
 
 def stream_body(n):

@@ -5,6 +5,8 @@ import tempfile
 from .constants import SERVER_FD_MARGIN, TOKEN_LIFETIME_S, TOKEN_SUBJECT
 from .workloads import mint_token
 from .memory import descriptor_limits, holder_plan, resolve_counts
+from .database import Database, database_missing
+from .processes import StartError
 
 
 class Context:
@@ -32,6 +34,27 @@ class Context:
             f.write(secret)
         os.chmod(self.jwt_secret_file, 0o600)
         self.token = mint_token(secret, TOKEN_SUBJECT, TOKEN_LIFETIME_S)
+        self._database = None  # the cluster, or the StartError its start raised
+
+    def database(self):
+        """The run's Postgres cluster, started on first use (Database.live
+        stops it); a start that failed fails every row that needs it, once."""
+        if self._database is None:
+            try:
+                self._database = Database()
+            except StartError as e:
+                self._database = e
+        if isinstance(self._database, StartError):
+            raise self._database
+        return self._database
+
+    def close(self):
+        """Stops the cluster, if one was started."""
+        if isinstance(self._database, Database):
+            self._database.stop()
+
+    def database_missing(self):
+        return database_missing()
 
     def resolve(self, header):
         return header.replace("{token}", self.token)

@@ -7,7 +7,9 @@ from .memory import largest_count_reason
 from .summary import fmt, ratio_base, with_range
 
 
-def table_rows(rows, summaries, instances):
+def table_rows(rows, summaries, instances, database=False):
+    """The results table's rows; with database=True a last column, the
+    Postgres processes' CPU per request (rows without a database: —)."""
     out = []
     for row in rows:
         s = summaries[row.id]
@@ -32,12 +34,13 @@ def table_rows(rows, summaries, instances):
             fmt(inst.get("cold_start_ms"), ".1f"),
             fmt(s["rss_bytes"] and s["rss_bytes"][0] / 2**20, ".1f"),
             str(s["errors"]),
-        ])
+        ] + ([fmt(s["database_cpu_us"] and s["database_cpu_us"][0], ".2f", "—")] if database else []))
     return out
 
 
 HEADER = ["row", "req/s (k)", "server CPU µs/req", "÷ base", "client CPU µs/req", "p50 ms", "p99 ms",
           "p99.9 ms", "cold start ms", "RSS MiB", "errors"]
+DATABASE_COLUMN = "database CPU µs/req"  # only when a row of the run has a database
 
 
 def text_table(header, body):

@@ -4,7 +4,7 @@ import sys
 
 from .constants import SERVER_CPUS
 from .workloads import WORKLOADS, Workload
-from .servers import Floor, H2o, Nginx, Node, Ringhttp, Server
+from .servers import Floor, H2o, Nginx, Node, NodePg, Ringhttp, Server
 
 
 # Rows: a server (perhaps a variant of it), a workload, a generator.
@@ -42,7 +42,7 @@ class Row:
         return self.server.name + (f":{self.variant.name}" if self.variant else "")
 
 
-SERVERS = [Floor("epoll"), Floor("uring"), Ringhttp(), Nginx(), H2o(), Node()]
+SERVERS = [Floor("epoll"), Floor("uring"), Ringhttp(), Nginx(), H2o(), Node(), NodePg()]
 BY_NAME = {s.name: s for s in SERVERS}
 
 # The default run: about twelve minutes (3 x 13 s per row, plus start-ups).

@@ -6,6 +6,7 @@ import re
 from .constants import CLIENT_CPU, CLK_TCK, GENERATOR_GRACE_S, PEERS, SERVER_CPUS
 from .servers import Ringhttp
 from .processes import Running, StartError, child_cpu_s, cpu_ticks, rss_bytes, run_bounded
+from .database import DatabaseCpu
 from .units import seconds
 
 
@@ -19,8 +20,9 @@ def run_client(ctx, row, running, window=None):
     url = f"http://127.0.0.1:{running.port}{w.path}"
     argv = ["taskset", "-c", CLIENT_CPU, ctx.client, "-t", "1", "--cpus", CLIENT_CPU,
             "-c", str(ctx.connections), "-w", f"{ctx.warmup}s", "-d", f"{ctx.duration}s",
-            "--server-pid", str(running.pid), "--json", "--expect-status", "200",
-            "--expect-body-file", ctx.body_file(w)]
+            "--server-pid", str(running.pid), "--json", "--expect-status", str(w.status)]
+    if w.check_body:
+        argv += ["--expect-body-file", ctx.body_file(w)]
     if w.method != "GET":
         argv += ["-m", w.method]
     for h in w.headers:
@@ -140,9 +142,15 @@ def measure(ctx, row, right_answer=True, window=None):
     record = {}
     try:
         confirm_variant(ctx, row, running, record)
+        database_cpu = None
+        if window is None and row.workload.database:
+            window = database_cpu = DatabaseCpu(ctx.database(), ctx.duration)
         if "failure" not in record:
             generate = run_client if row.generator == "client" else run_wrk
             record.update(generate(ctx, row, running, window))
+        if database_cpu and database_cpu.ticks is not None and record.get("requests"):
+            # Every Postgres process's utime+stime over the window ÷ responses.
+            record["database_cpu_us"] = database_cpu.ticks / CLK_TCK * 1e6 / record["requests"]
         if running.proc.poll() is None:
             record["rss_bytes"] = rss_bytes(running.pid)
         elif "failure" not in record:

@@ -1,4 +1,5 @@
 """Servers: how each one is started, what it can serve, why it cannot run."""
+import json
 import os
 import shlex
 import shutil
@@ -64,7 +65,8 @@ class Floor(Server):
 class Ringhttp(Server):
     name = "ringhttp"
     kind = "ours"
-    workloads = tuple(WORKLOADS)
+    # The database workloads wait for the server's --db (issue 16).
+    workloads = tuple(w.name for w in WORKLOADS.values() if not w.database)
 
     def binary(self, ctx, build=None):
         return os.path.join(build or ctx.build, "server", "server")
@@ -160,9 +162,35 @@ class Node(Server):
         return "node " + first_line(["node", "--version"])
 
 
+class NodePg(Server):
+    """node:http + pg (bench/peers/node_pg.js): the database rows' peer,
+    the seeds' stack without the ORM, against the run's Postgres cluster."""
+    name = "node-pg"
+    workloads = ("database-read", "database-write")
+    memory_row = False  # node:http's idle connections are the node row's
+
+    def missing(self, ctx):
+        if not shutil.which("node"):
+            return "node is not installed (Debian: nodejs)"
+        if not os.path.isdir(os.path.join(PEERS, "node_modules", "pg")):
+            return "npm's pg is not installed in bench/peers (tools/install-deps.sh runs npm ci there)"
+        return ctx.database_missing()
+
+    def command(self, ctx, port, rundir, variant):
+        return [shutil.which("node"), os.path.join(PEERS, "node_pg.js"), str(port), ctx.database().url], {}
+
+    def version(self, ctx):
+        try:
+            with open(os.path.join(PEERS, "node_modules", "pg", "package.json")) as f:
+                pg = json.load(f)["version"]
+        except (OSError, ValueError, KeyError):
+            pg = "?"
+        return f"node {first_line(['node', '--version'])}, pg {pg}, pool of 10"
+
+
 class Custom(Server):
     kind = "custom"
-    workloads = tuple(w.name for w in WORKLOADS.values() if not w.ladder)
+    workloads = tuple(w.name for w in WORKLOADS.values() if not w.ladder and not w.database)
 
     def __init__(self, name, cmd):
         self.name = name

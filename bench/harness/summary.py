@@ -20,7 +20,8 @@ def summarize(row, runs):
          "variant": row.variant.name if row.variant else None, "axis": row.axis, "kind": row.server.kind,
          "iterations": len(runs), "failures": [r["failure"] for r in runs if "failure" in r],
          "errors": sum(r.get("errors", 0) for r in runs)}
-    for key in ("rps", "server_cpu_us", "client_cpu_us", "p50_ms", "p99_ms", "p999_ms", "rss_bytes", "bytes_per_s"):
+    for key in ("rps", "server_cpu_us", "client_cpu_us", "p50_ms", "p99_ms", "p999_ms", "rss_bytes", "bytes_per_s",
+                "database_cpu_us"):
         s[key] = spread([r.get(key) for r in ok])
     return s
 

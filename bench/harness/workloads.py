@@ -8,6 +8,9 @@ import time
 
 from .constants import (
     BENCH_ORIGIN,
+    DB_READ_BODY,
+    DB_USERS,
+    DB_WRITE_REQUEST,
     ECHO_BODY,
     ECHO_REQUEST,
     JSON_BODY,
@@ -35,6 +38,9 @@ class Workload:
     headers: tuple = ()    # "Name: value"; "{token}" is the run's bearer token
     request_body: bytes = b""
     ladder: bool = False   # a rung of the seeds' ladder (docs/BENCHMARKS.md)
+    status: int = 200      # every response's status
+    check_body: bool = True  # False: the body is the database's (a new row's id): the status is checked
+    database: bool = False   # needs the run's Postgres cluster (db/cluster.sh)
 
 
 def b64url(data):
@@ -74,6 +80,14 @@ WORKLOADS = {w.name: w for w in [
     Workload("authenticated", "/profile", "GET /profile with a valid HS256 bearer token: signature, alg, exp "
              "and nbf checked on every request (no cache), answered with the token's sub", PROFILE_BODY,
              headers=("Authorization: Bearer {token}",), ladder=True),
+    # The seeds' database rows (issue 16): a real Postgres of the run's own.
+    Workload("database-read", f"/db/users/{{rand:1..{DB_USERS}}}",
+             f"GET /db/users/:id, a primary-key read of one of {DB_USERS:,} rows, a different one each request "
+             "(a fixed shuffled order), each answer checked against its own row", DB_READ_BODY, database=True),
+    Workload("database-write", "/db/users", 'POST /db/users {"name":"bench-N"}: INSERT … RETURNING, one commit '
+             "each, answered 201 with the new row (its id is the database's: the status is checked)", b"",
+             method="POST", headers=("Content-Type: application/json",), request_body=DB_WRITE_REQUEST,
+             status=201, check_body=False, database=True),
 ]}
 # The rungs in the seeds' order, with the goal each has against json (issue 5):
 # a ratio for ping, an added µs figure for the others.

@@ -9,6 +9,7 @@
 //                       RETURNING, one commit each, 201 with the new row;
 //                       415 unless Content-Type is JSON, 413 past 4096
 //                       bytes, 400 for malformed JSON, 422 naming the field
+//   GET /plaintext      'Hello, World!' (what the harness's start-up poll asks)
 // The database unreachable or failing: 503 with a JSON error. Anything
 // else is 404. One process, one thread of JavaScript.
 'use strict';
@@ -83,8 +84,14 @@ function write(req, res) {
   });
 }
 
+const plaintext = Buffer.from('Hello, World!');
+
 const server = http.createServer((req, res) => {
   const url = req.url;
+  if (url === '/plaintext') {
+    res.writeHead(200, {'Content-Type': 'text/plain', 'Content-Length': plaintext.length});
+    return res.end(plaintext);
+  }
   if (req.method === 'GET' && url.startsWith(PREFIX)) {
     const text = url.slice(PREFIX.length);
     if (!/^[1-9][0-9]{0,15}$/.test(text) || Number(text) > USER_ID_MAX) {

@@ -122,6 +122,29 @@ def profile_body(body):
     expect(json.loads(body) == {"sub": "bench-user"}, f"body {body[:80]!r}")
 
 
+# The database workloads' requests vary ({rand:A..B}, {seq:A..B}, expanded
+# by the client): checked here with the placeholder as one number.
+PLACEHOLDER = re.compile(rb"\{(?:seq|rand):\d+\.\.\d+\}")
+DB_ID = 4321
+
+
+def concrete(data):
+    """data (str or bytes) with its placeholder replaced by DB_ID."""
+    if isinstance(data, str):
+        return PLACEHOLDER.sub(str(DB_ID).encode(), data.encode()).decode()
+    return PLACEHOLDER.sub(str(DB_ID).encode(), data)
+
+
+def db_read_body(body):
+    expect(json.loads(concrete(body)) == {"id": DB_ID, "name": f"user-{DB_ID}"}, f"body {body[:80]!r}")
+
+
+def db_write_body(body):
+    row = json.loads(body)
+    expect(row.get("name") == f"bench-{DB_ID}" and isinstance(row.get("id"), int) and row["id"] > 10000,
+           f"body {body[:80]!r}: not the new row (an id past the 10,000 users, the name sent)")
+
+
 CHECKS = {
     "plaintext": (1, "text/plain", plaintext_body),
     "json": (1, "application/json", json_body),
@@ -132,6 +155,8 @@ CHECKS = {
     "validated": (1, "application/json", echo_body),
     "path-param": (1, "application/json", user_body),
     "authenticated": (1, "application/json", profile_body),
+    "database-read": (1, "application/json", db_read_body),
+    "database-write": (1, "application/json", db_write_body),
 }
 
 
@@ -161,6 +186,19 @@ def path_param_refuses(port, workload, headers):
         expect(got == 400 and json.loads(answer).get("param") == "id", f"/users/{bad} answered {got} {answer[:80]!r}")
 
 
+def db_read_refuses(port, workload, headers):
+    for path, status in (("/db/users/10001", 404), ("/db/users/0", 400), ("/db/users/abc", 400)):
+        (got, _, answer), = fetch(port, path)
+        expect(got == status, f"{path} answered {got}, not {status}: {answer[:80]!r}")
+
+
+def db_write_refuses(port, workload, headers):
+    for body, hdrs, status in ((b'{"name":""}', workload.headers, 422), (b"{", workload.headers, 400),
+                               (b'{"name":"x"}', (), 415)):
+        (got, _, answer), = fetch(port, workload.path, method="POST", headers=hdrs, body=body)
+        expect(got == status, f"{body!r} answered {got}, not {status}: {answer[:80]!r}")
+
+
 def token_required(port, workload, headers):
     (got, h, _), = fetch(port, workload.path)
     expect(got == 401 and "www-authenticate" in h, f"no token answered {got}")
@@ -173,12 +211,14 @@ EXTRA_CHECKS = {
     "validated": validation_refuses,
     "path-param": path_param_refuses,
     "authenticated": token_required,
+    "database-read": db_read_refuses,
+    "database-write": db_write_refuses,
 }
 
 
-def response_ok(workload_name, status, headers, body):
-    _, content_type, body_ok = CHECKS[workload_name]
-    expect(status == 200, f"status {status}")
+def response_ok(workload, status, headers, body):
+    _, content_type, body_ok = CHECKS[workload.name]
+    expect(status == workload.status, f"status {status}, not {workload.status}")
     expect(headers.get("content-type", "").startswith(content_type), f"Content-Type {headers.get('content-type')}")
     body_ok(body)
 
@@ -194,7 +234,8 @@ def check_workloads(bench, build):
             continue
         count, _, body_ok = CHECKS[name]
         try:
-            body_ok(w.body)  # what the client is told to compare every response with
+            if w.check_body:
+                body_ok(w.body)  # what the client is told to compare every response with
         except AssertionError as e:
             failures.append(f"the harness expects a body for '{name}' that its description does not: {e}")
         if w.pipelined != (count > 1):
@@ -215,12 +256,12 @@ def check_workloads(bench, build):
             running = bench.Running(ctx, row.server)
             count = CHECKS[workload_name][0]
             w = row.workload
-            responses = fetch(running.port, w.path, count, w.method, tuple(ctx.resolve(h) for h in w.headers),
-                              w.request_body)
+            responses = fetch(running.port, concrete(w.path), count, w.method,
+                              tuple(ctx.resolve(h) for h in w.headers), concrete(w.request_body))
             expect(len(responses) == count, f"{len(responses)} responses to {count} requests")
             for i, r in enumerate(responses):
                 try:
-                    response_ok(workload_name, *r)
+                    response_ok(w, *r)
                 except AssertionError as e:
                     raise AssertionError(f"response {i + 1} of {count}: {e}")
             if workload_name in EXTRA_CHECKS:
@@ -233,6 +274,7 @@ def check_workloads(bench, build):
         finally:
             if running:
                 running.stop()
+    ctx.close()  # the database rows' cluster, if one was started
     for s in skipped:
         print(f"skip  {s}")
     expect(checked > 0 or failures, "nothing was checked")
