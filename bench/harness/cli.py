@@ -23,7 +23,8 @@ import tempfile
 import time
 
 from .constants import (
-    CLIENT_CPU, COLD_START_SPAWNS, COOL_DOWN_S, IDLE_CONNECTIONS, READY_PATH, ROOT, SERVER_CPUS, START_WAIT_S,
+    CLIENT_CPU, COLD_START_SPAWNS, COOL_DOWN_S, DB_CONNECTIONS, IDLE_CONNECTIONS, READY_PATH, ROOT, SERVER_CPUS,
+    START_WAIT_S,
 )
 from .workloads import WORKLOADS
 from .servers import Custom, Ringhttp
@@ -172,6 +173,8 @@ def measure_all(ctx, a, runnable, instances, runs):
         if r.instance in instances:
             continue
         inst = instances[r.instance] = {}
+        if not r.server.http:
+            continue  # pgbench: no server of its own to start
         try:
             inst["cold_start_ms"] = cold_start(ctx, r.server, r.variant)
         except WrongAnswer as e:
@@ -341,6 +344,12 @@ def main(argv):
                      f"generator on CPU {CLIENT_CPU}; Postgres runs wherever the kernel puts it: all three share "
                      "two cores. The cluster is the run's own (db/cluster.sh, fsync and synchronous_commit at their "
                      "defaults), started once; its written rows are emptied when it starts, not between rows.")
+    for r in runnable:
+        ceiling = summaries.get(f"pgbench/{r.workload.name}")
+        if r.workload.database and r.server.http and ceiling and ceiling["rps"] and summaries[r.id]["rps"]:
+            notes.append(f"{r.id}: {summaries[r.id]['rps'][0] / ceiling['rps'][0]:.2f}× pgbench's rate "
+                         f"({ceiling['rps'][0]:,.0f}/s over {DB_CONNECTIONS} database connections, the same query "
+                         "prepared, no HTTP).")
     notes += generator_comparison(runnable, summaries)
     ladder_body, ladder_verdicts = ladder_table(summaries)
     text = "## Results\n\n" + text_table(header, body)

@@ -46,6 +46,9 @@ TOKEN_LIFETIME_S = 86_400    # far past any run; the server checks exp on every 
 DB_USERS = 10_000
 DB_READ_BODY = b'{"id":{rand:1..10000},"name":"user-{rand:1..10000}"}'  # the client expands it per request
 DB_WRITE_REQUEST = b'{"name":"bench-{seq:1..10000}"}'
+# The pgbench ceiling's database connections: as many as ringhttp's server
+# will hold by default (2 per shard, one shard), issue 16.
+DB_CONNECTIONS = 2
 
 
 def stream_body(n):

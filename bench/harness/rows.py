@@ -4,7 +4,7 @@ import sys
 
 from .constants import SERVER_CPUS
 from .workloads import WORKLOADS, Workload
-from .servers import Floor, H2o, Nginx, Node, NodePg, Ringhttp, Server
+from .servers import Floor, H2o, Nginx, Node, NodePg, Pgbench, Ringhttp, Server
 
 
 # Rows: a server (perhaps a variant of it), a workload, a generator.
@@ -26,7 +26,7 @@ class Variant:
 class Row:
     server: Server
     workload: Workload
-    generator: str = "client"   # client | wrk
+    generator: str = "client"   # client | wrk | pgbench (the server is Postgres itself)
     variant: Variant = None
     axis: str = ""
     default: bool = False       # in the run without --only
@@ -42,7 +42,7 @@ class Row:
         return self.server.name + (f":{self.variant.name}" if self.variant else "")
 
 
-SERVERS = [Floor("epoll"), Floor("uring"), Ringhttp(), Nginx(), H2o(), Node(), NodePg()]
+SERVERS = [Floor("epoll"), Floor("uring"), Ringhttp(), Nginx(), H2o(), Node(), NodePg(), Pgbench()]
 BY_NAME = {s.name: s for s in SERVERS}
 
 # The default run: about twelve minutes (3 x 13 s per row, plus start-ups).
@@ -90,7 +90,7 @@ def all_rows(custom):
     rows = []
     for s in SERVERS + custom:
         for w in s.workloads:
-            r = Row(s, WORKLOADS[w])
+            r = Row(s, WORKLOADS[w], generator="client" if s.http else s.name)
             rows.append(dataclasses.replace(r, default=r.id in DEFAULT_ROWS or s.kind == "custom"))
     for s, w in WRK_ROWS:
         r = Row(BY_NAME[s], WORKLOADS[w], generator="wrk")

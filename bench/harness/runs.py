@@ -3,7 +3,7 @@ import json
 import os
 import re
 
-from .constants import CLIENT_CPU, CLK_TCK, GENERATOR_GRACE_S, PEERS, SERVER_CPUS
+from .constants import CLIENT_CPU, CLK_TCK, DB_CONNECTIONS, GENERATOR_GRACE_S, PEERS, SERVER_CPUS
 from .servers import Ringhttp
 from .processes import Running, StartError, child_cpu_s, cpu_ticks, rss_bytes, run_bounded
 from .database import DatabaseCpu
@@ -128,13 +128,56 @@ def run_wrk(ctx, row, running, window=None):
     return r
 
 
+def run_pgbench(ctx, row):
+    """The database rows' ceiling: pgbench on the run's cluster, pinned where
+    the generators run, a warm-up run first; its transactions are the
+    requests, the cluster's CPU over the measured run is the database's."""
+    try:
+        database = ctx.database()
+    except StartError as e:
+        return {"failure": str(e)}
+    script = os.path.join(ctx.bodies_dir, f"pgbench-{row.workload.name}.sql")
+    with open(script, "w") as f:
+        f.write(row.server.scripts[row.workload.name])
+    argv = ["taskset", "-c", CLIENT_CPU, "pgbench", "-n", "-M", "prepared", "-f", script,
+            "-c", str(DB_CONNECTIONS), "-j", "1", database.url, "-T"]
+    if ctx.warmup > 0:
+        code, out, err = run_bounded(argv + [str(ctx.warmup)], ctx.warmup + GENERATOR_GRACE_S)
+        if code != 0:
+            return {"failure": f"pgbench's warm-up exited {code}: {(err or out).strip()[-300:]}"}
+    window = DatabaseCpu(database, ctx.duration)
+    before_cpu = child_cpu_s()
+    code, out, err = run_bounded(argv + [str(ctx.duration)], ctx.duration + GENERATOR_GRACE_S,
+                                 lambda proc: window(proc, None, 0))
+    pgbench_cpu = child_cpu_s() - before_cpu  # pgbench was the only child reaped meanwhile
+    done = re.search(r"number of transactions actually processed: (\d+)", out)
+    tps = re.search(r"tps = ([\d.]+) \(without initial connection time\)", out)
+    failed = re.search(r"number of failed transactions: (\d+)", out)
+    latency = re.search(r"latency average = ([\d.]+) ms", out)
+    if code != 0 or not done or not tps:
+        return {"failure": f"pgbench exited {code}: {(err or out).strip()[-300:]}"}
+    n, errors = int(done.group(1)), int(failed.group(1)) if failed else 0
+    result = {"requests": n, "rps": float(tps.group(1)), "bytes_per_s": None, "server_cpu_us": None,
+              "client_cpu_us": pgbench_cpu * 1e6 / n if n else None,
+              "database_cpu_us": window.ticks / CLK_TCK * 1e6 / n if n and window.ticks is not None else None,
+              "p50_ms": None, "p99_ms": None, "p999_ms": None,
+              "latency_average_ms": float(latency.group(1)) if latency else None,
+              "errors": errors, "error_classes": {"failed": errors} if errors else {}, "pgbench": out}
+    if errors or not n:
+        result["failure"] = f"{errors} failed transactions, {n} processed"
+    return result
+
+
 def measure(ctx, row, right_answer=True, window=None):
     """Starts the row's server, runs its generator, stops the server. Returns one run's record.
     window: as run_client's (a profiler beside the measured window).
+    A row with no HTTP server (pgbench) is its generator alone.
     The generator starts once the server has answered rightly, as for cold
     start; with right_answer=False (a server whose cold start found it never
     does), once it has answered at all, so that the generator names what is
     wrong."""
+    if not row.server.http:
+        return run_pgbench(ctx, row)
     try:
         running = Running(ctx, row.server, row.variant, right_answer=right_answer)
     except StartError as e:

@@ -17,6 +17,7 @@ class Server:
     kind = "peer"           # control | ours | peer | custom
     workloads = ()
     memory_row = True       # a real server; the floors' fixed 4096-slot tables are not
+    http = True             # False: no HTTP server, the generator is the whole row (pgbench)
 
     def missing(self, ctx):
         return None
@@ -186,6 +187,29 @@ class NodePg(Server):
         except (OSError, ValueError, KeyError):
             pg = "?"
         return f"node {first_line(['node', '--version'])}, pg {pg}, pool of 10"
+
+
+class Pgbench(Server):
+    """The database rows' ceiling: pgbench on the run's cluster, the same
+    queries as prepared statements (-M prepared) over DB_CONNECTIONS
+    connections: what the database alone does here, with no HTTP at all."""
+    name = "pgbench"
+    kind = "control"
+    http = False
+    memory_row = False
+    workloads = ("database-read", "database-write")
+    scripts = {
+        "database-read": "\\set id random(1, 10000)\nSELECT id, name FROM users WHERE id = :id;\n",
+        "database-write": "INSERT INTO users (name) VALUES ('pgbench') RETURNING id, name;\n",
+    }
+
+    def missing(self, ctx):
+        if not shutil.which("pgbench"):
+            return "pgbench is not installed (Debian: postgresql-15)"
+        return ctx.database_missing()
+
+    def version(self, ctx):
+        return first_line(["pgbench", "--version"])
 
 
 class Custom(Server):

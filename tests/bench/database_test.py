@@ -2,8 +2,11 @@
 """The database rows: a Postgres cluster of the run's own, the peer's rows
 with the database's CPU beside the server's, and nothing left behind.
 
-- node-pg's two rows, one short iteration: exit 0; each row has requests,
-  no error, server CPU and database CPU per request above 0; the table has
+- node-pg's two rows and pgbench's, one short iteration: exit 0; each
+  node-pg row has requests, no error, server CPU and database CPU per
+  request above 0; each pgbench row transactions, no failed one, its own
+  CPU and the database's above 0 and no server CPU (there is no server);
+  each node-pg row's rate is stated against pgbench's; the table has
   the database CPU column (the default run's does not: method_test reads
   that table); the cluster (every process whose command line names the
   harness's db directory) is gone when the harness has exited, and its
@@ -25,7 +28,7 @@ import observe  # noqa: E402
 BENCH_WAIT_S = 180   # generous bounds for a busy two-core machine
 GONE_WAIT_S = 10
 MARK = "ringhttp-bench-db."  # the cluster's directory prefix (bench/harness/database.py)
-RUN = ("--only", "node-pg", "--iterations", "1", "--warmup", "1", "--duration", "2", "--connections", "4",
+RUN = ("--only", "node-pg,pgbench", "--iterations", "1", "--warmup", "1", "--duration", "2", "--connections", "4",
        "--cool-down", "0")
 
 
@@ -66,13 +69,20 @@ def rows_measured(build):
         if not (s.get("rps") and s.get("errors") == 0 and s.get("server_cpu_us") and s["server_cpu_us"][0] > 0
                 and s.get("database_cpu_us") and s["database_cpu_us"][0] > 0):
             failures.append(f"{row}: not measured with server and database CPU: {s}")
+    for row in ("pgbench/database-read", "pgbench/database-write"):
+        s = summaries.get(row, {})
+        if not (s.get("rps") and s.get("errors") == 0 and s.get("server_cpu_us") is None and s.get("client_cpu_us")
+                and s["client_cpu_us"][0] > 0 and s.get("database_cpu_us") and s["database_cpu_us"][0] > 0):
+            failures.append(f"{row}: not measured as the database's ceiling: {s}")
+        if f"{row.replace('pgbench', 'node-pg')}: " not in out or "pgbench's rate" not in out:
+            failures.append(f"no rate against {row} in the notes")
     if "database CPU µs/req" not in out:
         failures.append("the table has no database CPU column")
     left, dirs = gone()
     if left or set(dirs) - before:
         failures.append(f"after the run: cluster processes {left}, directories {sorted(set(dirs) - before)}")
-    print(("ok" if not failures else "FAIL") + "    node-pg's database rows: server and database CPU per request, "
-          "the cluster gone after")
+    print(("ok" if not failures else "FAIL") + "    node-pg's database rows beside pgbench's: server and database "
+          "CPU per request, the rate against pgbench's, the cluster gone after")
     return failures
 
 
