@@ -35,8 +35,9 @@ def environment(ctx, servers):
     env["liburing"] = first_line(["pkg-config", "--modversion", "liburing"])
     env["io_uring"] = uring_description(ctx)
     for s in servers:
-        if s.kind in ("peer", "ours"):
-            env[f"{s.name} version"] = s.version(ctx)
+        version = s.version(ctx)  # the floors and custom servers have none to tell
+        if version:
+            env[f"{s.name} version"] = version
     env["wrk version"] = first_line(["wrk", "-v"]) if shutil.which("wrk") else "not installed"
     env["method"] = (f"server pinned to CPU {SERVER_CPUS} (one shard), generator one thread on CPU {CLIENT_CPU}, "
                      f"{ctx.connections} connections, {ctx.warmup} s warm-up (not reported), {ctx.duration} s "
