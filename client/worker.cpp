@@ -79,6 +79,7 @@ bool Worker::setup() {
   // Workers start at different points of a run's distinct requests, so that
   // they do not send the same ones at the same time.
   next_request_ = std::size_t(std::uint64_t(plan_.index) * request_.distinct() / options_.threads);
+  varying_bodies_ = options_.check_body && request_.distinct() > 1;
   parser_config_.check_body = options_.check_body;
   parser_config_.head_request = request_.head_request();
   if (std::string e = table_.init(plan_.connections); !e.empty()) {
@@ -364,8 +365,10 @@ void Worker::on_response(Connection& conn, const http::ResponseHead& head) {
   --conn.outstanding;
   finish_requests(1);
   // The next response answers the next request of the batch: its own body.
-  conn.expect_index = std::uint32_t((conn.expect_index + 1) % request_.distinct());
-  if (options_.check_body && conn.outstanding > 0) conn.parser.expect_body(request_.expected_body(conn.expect_index));
+  if (varying_bodies_) {
+    if (++conn.expect_index == request_.distinct()) conn.expect_index = 0;
+    if (conn.outstanding > 0) conn.parser.expect_body(request_.expected_body(conn.expect_index));
+  }
   if (!head.keep_alive) conn.peer_closing = true;
   if (!measuring_ || stopping_) return;
   ++stats_.responses;
@@ -416,8 +419,11 @@ void Worker::maybe_send(Connection& conn) {
   conn.send_base = batch.data();
   conn.send_offset = 0;
   conn.send_end = std::uint32_t(batch.size());
-  conn.expect_index = std::uint32_t(next_request_);
-  if (options_.check_body) conn.parser.expect_body(request_.expected_body(conn.expect_index));
+  if (varying_bodies_) {
+    conn.expect_index = std::uint32_t(next_request_);
+    conn.parser.expect_body(request_.expected_body(conn.expect_index));
+  }
+  // Once per send, not per request; without a placeholder distinct() is 1.
   next_request_ = (next_request_ + count) % request_.distinct();
   submit_send(conn);
 }

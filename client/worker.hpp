@@ -133,6 +133,7 @@ class Worker {
   std::uint32_t open_sockets_ = 0;
   std::uint64_t requests_sent_ = 0;  // -n: requests handed to sends
   std::size_t next_request_ = 0;     // the next of the run's distinct requests to send
+  bool varying_bodies_ = false;      // each response has its own expected body (a placeholder in it)
   std::uint64_t requests_done_ = 0;  // -n: answered or failed
   std::uint32_t connect_failures_in_a_row_ = 0;
   std::optional<Histogram> interval_;  // --hdr-log only: the current interval's latency

@@ -10,7 +10,7 @@ import tempfile
 import time
 
 from .constants import ROOT
-from .processes import StartError, free_port, run_bounded, user_system_ticks
+from .processes import StartError, free_port, run_bounded, user_system_ticks, wait_while_running
 
 DB_CLUSTER = os.path.join(ROOT, "db", "cluster.sh")
 CLUSTER_WAIT_S = 120  # initdb, start and the schema (10,000 rows) on a busy two-core machine
@@ -80,11 +80,7 @@ class DatabaseCpu:
         self.ticks = None
 
     def __call__(self, generator, pid, warmup_s):
-        start = time.monotonic() + warmup_s
-        while time.monotonic() < start and generator.poll() is None:
-            time.sleep(min(0.01, max(0.0, start - time.monotonic())))
+        wait_while_running(generator, time.monotonic() + warmup_s)
         before = self.database.cpu_ticks()
-        end = time.monotonic() + self.duration_s
-        while time.monotonic() < end and generator.poll() is None:
-            time.sleep(min(0.01, max(0.0, end - time.monotonic())))
+        wait_while_running(generator, time.monotonic() + self.duration_s)
         self.ticks = self.database.cpu_ticks() - before

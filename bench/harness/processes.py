@@ -238,6 +238,15 @@ def run_bounded(argv, timeout_s, beside=None):
     return code, out.decode(errors="replace"), err.decode(errors="replace")
 
 
+def wait_while_running(proc, until):
+    """Sleeps until the monotonic time `until` or until proc has exited;
+    True if it is still running then (the helpers beside a generator's
+    measured window: a profiler, the database's CPU readings)."""
+    while time.monotonic() < until and proc.poll() is None:
+        time.sleep(min(0.01, max(0.0, until - time.monotonic())))
+    return proc.poll() is None
+
+
 def child_cpu_s():
     ru = resource.getrusage(resource.RUSAGE_CHILDREN)
     return ru.ru_utime + ru.ru_stime

@@ -23,7 +23,7 @@ import tempfile
 import time
 
 from .constants import CLIENT_CPU, GENERATOR_GRACE_S
-from .processes import hold_signals, user_system_ticks
+from .processes import hold_signals, user_system_ticks, wait_while_running
 from .runs import measure
 from .summary import fmt, summarize
 
@@ -68,12 +68,9 @@ class Recorder:
         self.error = None
 
     def __call__(self, generator, pid, warmup_s):
-        start = time.monotonic() + warmup_s + PROFILE_EDGE_S
-        while time.monotonic() < start:
-            if generator.poll() is not None:
-                self.error = "the generator ended before its measured window"
-                return
-            time.sleep(min(0.01, max(0.0, start - time.monotonic())))
+        if not wait_while_running(generator, time.monotonic() + warmup_s + PROFILE_EDGE_S):
+            self.error = "the generator ended before its measured window"
+            return
         length = self.duration - 2 * PROFILE_EDGE_S
         # perf on the generator's CPU: its own work (writing the samples) is
         # not the server's; what the server pays is the sampling itself. It
@@ -84,9 +81,7 @@ class Recorder:
         perf = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
         try:
             before = user_system_ticks(pid)
-            started = time.monotonic()
-            while time.monotonic() < started + length and perf.poll() is None:
-                time.sleep(min(0.05, max(0.0, started + length - time.monotonic())))
+            wait_while_running(perf, time.monotonic() + length)
             after = user_system_ticks(pid)
             perf.send_signal(signal.SIGINT)
             _, err = perf.communicate(timeout=GENERATOR_GRACE_S)

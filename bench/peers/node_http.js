@@ -6,10 +6,10 @@
 // of JavaScript; the harness pins it to CPU 0 like every other server.
 'use strict';
 const http = require('node:http');
+const {serve} = require('./node_serve.js');
 
 const STREAM_PERIOD = 251;             // the same pattern as ringhttp's /stream
 const STREAM_BYTES_MAX = 1 << 20;      // the benchmark asks for 64 KiB
-const KEEP_ALIVE_TIMEOUT_MS = 120000;  // node's default (5 s) would close idle benchmark connections
 
 const port = Number(process.argv[2]);
 if (!Number.isInteger(port) || port <= 0 || port > 65535) {
@@ -44,10 +44,4 @@ const server = http.createServer((req, res) => {
     res.end();
   }
 });
-server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
-server.headersTimeout = KEEP_ALIVE_TIMEOUT_MS + 1000;  // must exceed keepAliveTimeout
-server.requestTimeout = 0;
-server.listen(port, '127.0.0.1', () => {
-  console.log(`node ${process.version} listening on 127.0.0.1:${port}`);
-});
-process.on('SIGTERM', () => server.close(() => process.exit(0)));
+serve(server, port, `node ${process.version}`);

@@ -15,12 +15,12 @@
 'use strict';
 const http = require('node:http');
 const {Pool} = require('pg');
+const {serve} = require('./node_serve.js');
 
 const POOL_SIZE = 10;                  // the seeds' pool
 const BODY_BYTES_MAX = 4096;           // ringhttp's --body-bytes-max default
 const NAME_CHARS_MAX = 100;
 const USER_ID_MAX = 2 ** 53 - 1;       // ringhttp's user_id_max: exact in a JSON number
-const KEEP_ALIVE_TIMEOUT_MS = 120000;  // node's default (5 s) would close idle benchmark connections
 
 const port = Number(process.argv[2]);
 const databaseUrl = process.argv[3];
@@ -104,10 +104,4 @@ const server = http.createServer((req, res) => {
   res.writeHead(404, {'Content-Length': 0});
   res.end();
 });
-server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
-server.headersTimeout = KEEP_ALIVE_TIMEOUT_MS + 1000;  // must exceed keepAliveTimeout
-server.requestTimeout = 0;
-server.listen(port, '127.0.0.1', () => {
-  console.log(`node ${process.version} pg pool ${POOL_SIZE} listening on 127.0.0.1:${port}`);
-});
-process.on('SIGTERM', () => server.close(() => pool.end().then(() => process.exit(0))));
+serve(server, port, `node ${process.version} pg pool ${POOL_SIZE}`, (done) => pool.end().then(done));

@@ -16,25 +16,14 @@ Usage: cluster_test.py    (meson test runs it)
 """
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-CLUSTER = os.path.join(os.path.dirname(os.path.dirname(HERE)), "db", "cluster.sh")
-WAIT_S = 60  # generous bounds for a busy two-core machine
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def cluster(*args):
-    return subprocess.run([CLUSTER, *args], capture_output=True, text=True, timeout=WAIT_S)
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from db_support import WAIT_S, cluster, free_port, verdict  # noqa: E402
 
 
 def psql(url, sql):
@@ -126,10 +115,7 @@ def main():
         failures.append("start without a port does not exit 2")
     shutil.rmtree(d, ignore_errors=True)
     shutil.rmtree(empty, ignore_errors=True)
-    for f in failures:
-        print("FAIL: " + f, file=sys.stderr)
-    print("ok" if not failures else "FAILED")
-    return 1 if failures else 0
+    return verdict(failures)
 
 
 if __name__ == "__main__":

@@ -25,17 +25,11 @@ import sys
 import tempfile
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(os.path.dirname(HERE))
-CLUSTER = os.path.join(ROOT, "db", "cluster.sh")
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from db_support import ROOT, WAIT_S, cluster, free_port, verdict  # noqa: E402
+
 PEER = os.path.join(ROOT, "bench", "peers", "node_pg.js")
-WAIT_S = 60  # generous bounds for a busy two-core machine
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def request(port, method, path, body=None, headers=None):
@@ -77,7 +71,7 @@ def main():
     db_port, port = free_port(), free_port()
     peer = None
     try:
-        r = subprocess.run([CLUSTER, "start", d, str(db_port)], capture_output=True, text=True, timeout=WAIT_S)
+        r = cluster("start", d, str(db_port))
         if r.returncode != 0:
             raise AssertionError(f"the cluster did not start: {r.stderr[-1000:]}")
         url = r.stdout.strip()
@@ -131,12 +125,9 @@ def main():
             except subprocess.TimeoutExpired:
                 peer.kill()
                 failures.append("node_pg.js did not exit on SIGTERM")
-        subprocess.run([CLUSTER, "stop", d], capture_output=True, timeout=WAIT_S)
+        cluster("stop", d)
         shutil.rmtree(d, ignore_errors=True)
-    for f in failures:
-        print("FAIL: " + f, file=sys.stderr)
-    print("ok" if not failures else "FAILED")
-    return 1 if failures else 0
+    return verdict(failures)
 
 
 if __name__ == "__main__":
