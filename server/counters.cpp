@@ -131,6 +131,35 @@ void render_metrics(std::span<const ShardCounters* const> shards, std::string& o
           "Connections closed unanswered because every output block stayed lent: waiting longer than "
           "--header-timeout-ms, or owed a 408 with none to send it in.",
           [](const ShardCounters& c) -> const metrics::Counter& { return c.output_block_refusals; });
+  w.family("ringhttp_db_connections_up", "gauge",
+           "Database connections (--db) connected, with their statements prepared, ready for queries now.");
+  w.sample("ringhttp_db_connections_up",
+           sum(shards, [](const ShardCounters& c) -> const metrics::Gauge& { return c.db.links_up; }));
+  w.family("ringhttp_db_queries_in_flight", "gauge",
+           "Database queries sent and not yet answered now (at most --db-queue per shard).");
+  w.sample("ringhttp_db_queries_in_flight",
+           sum(shards, [](const ShardCounters& c) -> const metrics::Gauge& { return c.db.queries_in_flight; }));
+  counter("ringhttp_db_queries_total", "Database queries sent.",
+          [](const ShardCounters& c) -> const metrics::Counter& { return c.db.queries; });
+  w.family("ringhttp_db_refusals_total", "counter",
+           "Requests answered 503 at once, without a query, by reason: the shard's queue was full, or no "
+           "database connection was ready.");
+  w.sample("ringhttp_db_refusals_total", "reason", "queue_full",
+           sum(shards, [](const ShardCounters& c) -> const metrics::Counter& { return c.db.refused_queue_full; }));
+  w.sample("ringhttp_db_refusals_total", "reason", "unavailable",
+           sum(shards, [](const ShardCounters& c) -> const metrics::Counter& { return c.db.refused_unavailable; }));
+  w.family("ringhttp_db_errors_total", "counter",
+           "Database failures, by class: a connection attempt failed (connect), a ready connection failed or was "
+           "closed by the server (lost), a query or connection attempt outlived its deadline (timeout), the "
+           "database refused a query (query).");
+  w.sample("ringhttp_db_errors_total", "class", "connect",
+           sum(shards, [](const ShardCounters& c) -> const metrics::Counter& { return c.db.errors_connect; }));
+  w.sample("ringhttp_db_errors_total", "class", "lost",
+           sum(shards, [](const ShardCounters& c) -> const metrics::Counter& { return c.db.errors_lost; }));
+  w.sample("ringhttp_db_errors_total", "class", "timeout",
+           sum(shards, [](const ShardCounters& c) -> const metrics::Counter& { return c.db.errors_timeout; }));
+  w.sample("ringhttp_db_errors_total", "class", "query",
+           sum(shards, [](const ShardCounters& c) -> const metrics::Counter& { return c.db.errors_query; }));
   counter("ringhttp_rate_limit_evictions_total",
           "Clients the rate limiter forgot (least recently used first) because their set of its table was full; "
           "a forgotten client starts again with a full bucket.",

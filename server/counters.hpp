@@ -11,34 +11,36 @@
 #include "core/auth/jwt.hpp"
 #include "core/http/request_parser.hpp"
 #include "core/metrics/counter.hpp"
+#include "server/db/counters.hpp"
 
 namespace ringhttp::server {
 
 // The statuses this server can send; one counter each.
-inline constexpr std::array<std::uint16_t, 19> counted_statuses = {
-    100, 200, 204, 400, 401, 404, 405, 408, 413, 414, 415, 422, 429, 431, 500, 501, 503, 505, 0};
+inline constexpr std::array<std::uint16_t, 20> counted_statuses = {
+    100, 200, 201, 204, 400, 401, 404, 405, 408, 413, 414, 415, 422, 429, 431, 500, 501, 503, 505, 0};
 
 // Index of `status` in counted_statuses; a switch, since it runs per response.
 constexpr std::size_t status_index(std::uint16_t status) {
   switch (status) {
     case 100: return 0;
     case 200: return 1;
-    case 204: return 2;
-    case 400: return 3;
-    case 401: return 4;
-    case 404: return 5;
-    case 405: return 6;
-    case 408: return 7;
-    case 413: return 8;
-    case 414: return 9;
-    case 415: return 10;
-    case 422: return 11;
-    case 429: return 12;
-    case 431: return 13;
-    case 500: return 14;
-    case 501: return 15;
-    case 503: return 16;
-    case 505: return 17;
+    case 201: return 2;
+    case 204: return 3;
+    case 400: return 4;
+    case 401: return 5;
+    case 404: return 6;
+    case 405: return 7;
+    case 408: return 8;
+    case 413: return 9;
+    case 414: return 10;
+    case 415: return 11;
+    case 422: return 12;
+    case 429: return 13;
+    case 431: return 14;
+    case 500: return 15;
+    case 501: return 16;
+    case 503: return 17;
+    case 505: return 18;
     default: return counted_statuses.size() - 1;  // "other": a status added without a counter
   }
 }
@@ -85,6 +87,7 @@ struct ShardCounters {
   Counter output_block_waits;         // connections that found every block lent and waited
   Counter output_block_refusals;      // closed unanswered for want of a block (waited too long, or a 408 unsent)
   metrics::Gauge held_rings_lent;     // rings of held input lent to paused connections now
+  db::Counters db;                    // the shard's database connections (--db)
 };
 
 // Renders the sum over `shards` in Prometheus text format into `out`.

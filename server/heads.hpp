@@ -61,6 +61,11 @@ inline constexpr std::string_view unprocessable_json =
     "HTTP/1.1 422 Unprocessable Content\r\n" RINGHTTP_SERVER_HEADER RINGHTTP_JSON_TYPE;
 inline constexpr std::string_view too_many_requests_json =
     "HTTP/1.1 429 Too Many Requests\r\n" RINGHTTP_SERVER_HEADER RINGHTTP_JSON_TYPE;
+inline constexpr std::string_view created_json =
+    "HTTP/1.1 201 Created\r\n" RINGHTTP_SERVER_HEADER RINGHTTP_JSON_TYPE;
+inline constexpr std::string_view not_found_json = "HTTP/1.1 404 Not Found\r\n" RINGHTTP_SERVER_HEADER RINGHTTP_JSON_TYPE;
+inline constexpr std::string_view internal_error_json =
+    "HTTP/1.1 500 Internal Server Error\r\n" RINGHTTP_SERVER_HEADER RINGHTTP_JSON_TYPE;
 inline constexpr std::string_view service_unavailable_json =
     "HTTP/1.1 503 Service Unavailable\r\n" RINGHTTP_SERVER_HEADER RINGHTTP_JSON_TYPE;
 #undef RINGHTTP_JSON_TYPE

@@ -147,6 +147,15 @@ int run(const server::Options& options) {
   }
 
   if (metrics) metrics->start();
+  if (options.db_url.empty()) {
+    std::fprintf(stderr, "server: no --db: the /db routes answer 503\n");
+  } else {
+    // The URL is not printed: it may hold a password.
+    std::fprintf(stderr,
+                 "server: database: %u connections per shard in pipeline mode, queue %u per shard, query "
+                 "deadline %u ms; connecting (503 until ready)\n",
+                 options.db_pool, options.db_queue, options.db_timeout_ms);
+  }
 
   // metrics= comes last, and only with --metrics-address: scripts that read
   // the fields before it see the same line either way.

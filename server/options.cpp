@@ -7,6 +7,8 @@
 #include <cstring>
 #include <string_view>
 
+#include <libpq-fe.h>
+
 #include "core/net/cpu.hpp"
 #include "core/text/parse_number.hpp"
 #include "ringhttp_config.hpp"
@@ -55,6 +57,13 @@ constexpr const char* usage_text =
     "                            who reaches it\n"
     "  --metrics-timeout-ms N    time a metrics client has to send its request, then to read the\n"
     "                            answer (default 5000)\n"
+    "  --db URL                  PostgreSQL for /db/users: a libpq URL or key=value string whose host is\n"
+    "                            an IP address or a socket directory, e.g.\n"
+    "                            postgresql://user@127.0.0.1:5432/db (default: none; /db routes answer 503)\n"
+    "  --db-pool N               database connections per shard, in pipeline mode (default 2)\n"
+    "  --db-queue N              database queries in flight per shard; beyond, 503 at once (default 512)\n"
+    "  --db-timeout-ms N         a query's deadline: past it its connection is closed and every query on\n"
+    "                            it answered 503, then reconnected (default 5000)\n"
     "  --help, --version\n";
 
 bool parse_send_mode(std::string_view text, SendMode& out) {
@@ -123,6 +132,38 @@ bool load_jwt_secret(const Options& options, std::string& secret, std::string& e
     }
   }
   return true;
+}
+
+std::string check_db_url(const std::string& url) {
+  if (url.empty()) return "empty connection string";
+  char* parse_error = nullptr;
+  PQconninfoOption* options = PQconninfoParse(url.c_str(), &parse_error);
+  if (options == nullptr) {
+    std::string e = parse_error != nullptr ? parse_error : "cannot parse (out of memory)";
+    PQfreemem(parse_error);
+    while (!e.empty() && e.back() == '\n') e.pop_back();
+    return e;
+  }
+  std::string host, hostaddr;
+  for (const PQconninfoOption* o = options; o->keyword != nullptr; ++o) {
+    if (o->val == nullptr) continue;
+    if (std::strcmp(o->keyword, "host") == 0) host = o->val;
+    if (std::strcmp(o->keyword, "hostaddr") == 0) hostaddr = o->val;
+  }
+  PQconninfoFree(options);
+  if (!hostaddr.empty()) return {};
+  // host may list several, comma-separated: each must need no lookup.
+  std::string_view rest = host;
+  while (!rest.empty()) {
+    const std::size_t comma = rest.find(',');
+    const std::string h(rest.substr(0, comma));
+    rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+    net::Address a;
+    if (h.empty() || h.front() == '/' || h.front() == '@' || net::parse_address(h, 0, a)) continue;
+    return "host '" + h + "' is a name: give an IP address (e.g. 127.0.0.1) or a socket directory, since a "
+           "name would be resolved by a blocking lookup on a shard's thread";
+  }
+  return {};
 }
 
 const char* send_mode_name(SendMode mode) {
@@ -233,6 +274,15 @@ ParseOutcome parse_options(int argc, char** argv, Options& out) {
       out.metrics_address = address;
     } else if (flag == "--metrics-timeout-ms") {
       ok = parse_number<std::uint32_t>(value, 1, 3'600'000, out.metrics_timeout_ms);
+    } else if (flag == "--db") {
+      out.db_url = std::string(value);
+      if (const std::string e = check_db_url(out.db_url); !e.empty()) return fail("--db: " + e);
+    } else if (flag == "--db-pool") {
+      ok = parse_number<std::uint32_t>(value, 1, 64, out.db_pool);
+    } else if (flag == "--db-queue") {
+      ok = parse_number<std::uint32_t>(value, 1, 1 << 16, out.db_queue);
+    } else if (flag == "--db-timeout-ms") {
+      ok = parse_number<std::uint32_t>(value, 1, 3'600'000, out.db_timeout_ms);
     } else {
       return fail("unknown option " + std::string(flag));
     }

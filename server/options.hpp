@@ -68,7 +68,19 @@ struct Options {
   // on the main port. Absent: on the main port, to anyone who can reach it.
   std::optional<net::Address> metrics_address;
   std::uint32_t metrics_timeout_ms = 5'000;  // for a metrics client's request, then again for its answer
+
+  // The database routes (/db/...): a libpq connection string or URL. Empty:
+  // those routes answer 503.
+  std::string db_url;
+  std::uint32_t db_pool = 2;         // database connections per shard
+  std::uint32_t db_queue = 512;      // queries in flight per shard; 503 at once beyond
+  std::uint32_t db_timeout_ms = 5'000;  // a query's deadline: past it its connection is closed, 503
 };
+
+// Checks a --db connection string: libpq must parse it, and a host it names
+// must be an IP address or a socket directory (a name would be resolved by
+// a blocking lookup on a shard's thread). Empty when usable, else why not.
+std::string check_db_url(const std::string& url);
 
 // The environment variable a JWT secret is read from without --jwt-secret-file.
 inline constexpr const char* jwt_secret_env = "RINGHTTP_JWT_SECRET";

@@ -40,6 +40,14 @@ class Reply {
     response_.no_content = true;
   }
 
+  // No answer yet: a database query's result fills this response later
+  // (Shard::on_result); nothing queued after it is sent before it.
+  void defer() {
+    response_.status = 0;
+    response_.source = BodySource::deferred;
+    response_.head_only = head_only_;
+  }
+
   // Headers added by middleware, between the fixed ones and the framing.
   // A block is static bytes built at start-up, pointed at, never copied.
   void add_header_block(std::string_view block) {

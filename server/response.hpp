@@ -20,6 +20,8 @@ enum class BodySource : std::uint8_t {
   scratch,  // `body` points into the slot's own `scratch`
   metrics,  // `body` points into the connection's metrics text
   stream,   // produced chunk by chunk from the pattern block as the socket drains
+  deferred, // not yet known: a database query's result fills it (nothing
+            // after it in the queue is sent before it)
 };
 
 struct PendingResponse {
@@ -49,6 +51,9 @@ struct PendingResponse {
   bool close_after = false;  // the connection closes once this is sent
   bool head_sent = false;    // headers already on the wire (a stream in progress)
   bool no_content = false;   // a 204: no body and no Content-Length
+  // Kept for a deferred response, framed when its result comes.
+  bool head_only = false;          // a HEAD request: the body's length, not its bytes
+  bool http10_keep_alive = false;  // says Connection: keep-alive
   // The slot's own bytes, kept apart from the fields above (see
   // OutputQueue) and set once when the queue is built.
   char* tail_bytes = nullptr;    // tail_bytes_max
@@ -72,6 +77,8 @@ struct PendingResponse {
     close_after = false;
     head_sent = false;
     no_content = false;
+    head_only = false;
+    http10_keep_alive = false;
   }
 };
 

@@ -19,6 +19,7 @@ SendBatch build_send_batch(const OutputQueue<Connection::responses_max>& out, st
   };
   for (std::size_t i = first; i < out.size(); ++i) {
     const PendingResponse& r = out.at(i);
+    if (r.source == BodySource::deferred) break;  // its bytes, and everything after, wait for its result
     if (!r.head_sent) {
       add(r.head.data(), r.head.size());
       if (!r.interim) {

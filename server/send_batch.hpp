@@ -26,7 +26,8 @@ struct SendBatch {
 // Walks `out` from entry `first` (the entries before it are written and wait
 // only for zero-copy notifications; 0 in the other send modes). Stops after
 // the first stream that the batch does not finish: nothing queued behind it
-// may be sent before its last byte. `iov` holds at least
+// may be sent before its last byte. Stops before a deferred response (its
+// result has not come): the batch may then be empty. `iov` holds at least
 // Connection::iovecs_max entries.
 SendBatch build_send_batch(const OutputQueue<Connection::responses_max>& out, std::size_t first,
                            std::string_view date_line, std::span<iovec> iov);

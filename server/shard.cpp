@@ -29,10 +29,6 @@ namespace {
 
 using uring::Op;
 
-// Shard-level operations (accept, tick, wake, and cancels aimed at them)
-// carry this slot, which no connection can have.
-constexpr std::uint32_t shard_slot = uring::slot_max;
-
 std::uint64_t monotonic_ms() {
   timespec ts{};
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -142,6 +138,7 @@ bool Shard::setup() {
   now_ms_ = monotonic_ms();
   wall_s_ = std::time(nullptr);
   date_.refresh(wall_s_);
+  start_database();
   arm_wake();
   arm_tick();
   arm_accept();
@@ -156,6 +153,11 @@ void Shard::on_wake() { now_ms_ = monotonic_ms(); }
 
 void Shard::dispatch(const uring::Completion& c) {
   const uring::Tag t = uring::decode(c.user_data);
+  if (t.op == Op::db_read || t.op == Op::db_write) {
+    // The slot names the database connection; the pool checks the generation.
+    if (db_) db_->on_poll(t.slot, t.generation, t.op == Op::db_write, c.res);
+    return;
+  }
   if (t.slot == shard_slot) {
     switch (t.op) {
       case Op::accept: return on_accept(c.res, c.flags);
@@ -193,6 +195,9 @@ void Shard::dispatch(const uring::Completion& c) {
 }
 
 void Shard::after_batch() {
+  // Results libpq read while sending are delivered first: they mark their
+  // connections for the flush below.
+  if (db_) db_->after_batch();
   // Cork: everything the batch's receives produced leaves now, one send per
   // connection.
   dirty_.drain(table_, [this](Connection& conn) {
@@ -314,6 +319,12 @@ void Shard::on_tick() {
     // here: a receive armed while paused would fill its held share.
     if (conn.rearm_recv && wants_receive(conn)) arm_recv(conn);
     check_timeouts(conn);
+  }
+  if (db_) {
+    // Past the stop deadline, queries still unanswered are answered 503 so
+    // that the connections waiting for them (aborted above) are freed.
+    if (past_stop_deadline) db_->stop();
+    db_->on_tick();
   }
   arm_tick();
 }

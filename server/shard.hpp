@@ -23,6 +23,7 @@
 #include "server/app/app.hpp"
 #include "server/connection.hpp"
 #include "server/counters.hpp"
+#include "server/db/pool.hpp"
 #include "server/framing_cache.hpp"
 #include "server/options.hpp"
 #include "server/output_pool.hpp"
@@ -35,8 +36,13 @@ struct SendPath {
   bool zc_report_usage = false;  // zc notifications say whether the kernel copied (6.2)
 };
 
-class Shard {
+// The shard is its database pool's poller (one-shot polls on its own ring)
+// and the sink its results come back to (server/shard_db.cpp).
+class Shard final : private db::Poller, private db::Sink {
  public:
+  // Shard-level operations (accept, tick, wake, cancels they and the
+  // database polls need) carry this slot, which no connection can have.
+  static constexpr std::uint32_t shard_slot = uring::slot_max;
   // Provided receive buffers per shard and their size. A request is far
   // smaller than a buffer; many in-flight receives share the pool.
   static constexpr std::uint32_t recv_buffers = 1024;
@@ -134,6 +140,12 @@ class Shard {
   void retire_sent(Connection& conn);
   void release_written(Connection& conn);
 
+  // shard_db.cpp: the database pool's polls and results.
+  void poll(std::uint32_t link, std::uint32_t generation, int fd, bool write) override;
+  void cancel_poll(std::uint32_t link, std::uint32_t generation, bool write) override;
+  void on_result(const db::Waiter& waiter, const db::Result& result) override;
+  void start_database();
+
   // shard_close.cpp: drain, linger, cancel, release; deadlines; reclaim.
   void begin_drain(Connection& conn);
   void maybe_finish_drain(Connection& conn);
@@ -172,6 +184,7 @@ class Shard {
   std::vector<int> pending_fds_;     // accepted, waiting for a reclaimed slot
 
   std::unique_ptr<App> app_;  // built on the shard's thread, so its memory is the shard's
+  std::unique_ptr<db::Pool> db_;  // with --db only; likewise built on the shard's thread
   http::DateCache date_;
   FramingCache framing_;
   std::uint64_t now_ms_ = 0;

@@ -49,13 +49,22 @@ bool Shard::on_request(Connection& conn, const http::RequestHead& head) {
                         q == std::string_view::npos ? std::string_view() : target.substr(q + 1),
                         conn.peer,
                         now_ms_,
-                        wall_s_};
+                        wall_s_,
+                        db::Waiter{uring::encode({uring::Op::none, conn.slot, conn.generation}), &r}};
   Reply reply(r, head.method == http::Method::head, conn.metrics_text, all_shards_);
   app_->handle(request, reply);
   if (r.source == BodySource::metrics) conn.metrics_queued = true;
   const bool keep_alive = head.keep_alive && !stopping_;
   const bool http10 = head.version_major == 1 && head.version_minor == 0;
-  finish_response(conn, r, reply.content_length(), !keep_alive, http10 && keep_alive);
+  if (r.source == BodySource::deferred) {
+    // A query is in flight for it: the slot stays until its result comes
+    // (on_result), however the connection ends meanwhile.
+    conn.inflight.add();
+    r.close_after = !keep_alive;
+    r.http10_keep_alive = http10 && keep_alive;
+  } else {
+    finish_response(conn, r, reply.content_length(), !keep_alive, http10 && keep_alive);
+  }
   conn.last_activity_ms = now_ms_;
   if (!keep_alive) {
     begin_drain(conn);

@@ -62,6 +62,18 @@ JsonWriter& JsonWriter::string(std::string_view value) {
   return *this;
 }
 
+JsonWriter& JsonWriter::integer_digits(std::string_view digits) {
+  const std::string_view magnitude = digits.starts_with('-') ? digits.substr(1) : digits;
+  bool ok = !magnitude.empty() && magnitude.size() <= 20;
+  for (const char c : magnitude) ok = ok && c >= '0' && c <= '9';
+  if (!ok) {
+    ok_ = false;
+    return *this;
+  }
+  raw(digits);
+  return *this;
+}
+
 JsonWriter& JsonWriter::number(double value) {
   if (!std::isfinite(value)) {
     ok_ = false;

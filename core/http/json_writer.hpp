@@ -19,6 +19,10 @@ class JsonWriter {
   // is valid JSON: "42", "-0.5", "1e+300"; from 2^53 up always with an
   // exponent. Not finite: the writer fails.
   JsonWriter& number(double value);
+  // An integer given as its decimal digits (as a database wrote it),
+  // copied as they are; anything but an optional '-' and 1 to 20 digits
+  // makes the writer fail.
+  JsonWriter& integer_digits(std::string_view digits);
 
   bool ok() const { return ok_; }
   std::size_t size() const { return len_; }

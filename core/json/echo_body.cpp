@@ -107,7 +107,7 @@ EchoBodyParser::EchoBodyParser() : impl_(std::make_unique<Impl>()) {
 
 EchoBodyParser::~EchoBodyParser() = default;
 
-EchoParse EchoBodyParser::parse(const char* data, std::size_t len) {
+EchoParse EchoBodyParser::parse(const char* data, std::size_t len, EchoShape shape) {
   assert(len <= echo_body_bytes_max);
   EchoParse out;
   const auto syntax = [](simdjson::error_code e) {
@@ -150,12 +150,13 @@ EchoParse EchoBodyParser::parse(const char* data, std::size_t len) {
       std::string_view name;
       if (auto e = value.get_string().get(name); e) return syntax(e);
       const std::size_t chars = code_points(name);
-      if (chars == 0 || chars > echo_name_chars_max) {
+      const bool nul = shape == EchoShape::name_only && name.find('\0') != std::string_view::npos;
+      if (chars == 0 || chars > echo_name_chars_max || nul) {
         refuse(EchoError::out_of_range, "name");
         continue;
       }
       out.name = name;
-    } else if (key == "n") {
+    } else if (key == "n" && shape == EchoShape::name_and_n) {
       if (have_n) {
         refuse(EchoError::duplicate_field, "n");
         continue;
@@ -191,7 +192,7 @@ EchoParse EchoBodyParser::parse(const char* data, std::size_t len) {
   }
   if (semantic.error != EchoError::none) return semantic;
   if (!have_name) return EchoParse{EchoError::missing_field, "name", {}, 0};
-  if (!have_n) return EchoParse{EchoError::missing_field, "n", {}, 0};
+  if (!have_n && shape == EchoShape::name_and_n) return EchoParse{EchoError::missing_field, "n", {}, 0};
   return out;
 }
 

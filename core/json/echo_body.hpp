@@ -35,6 +35,11 @@ enum class EchoError : unsigned char {
 int status_for(EchoError error);
 const char* message_for(EchoError error);
 
+// The object a body must be: POST /echo's {"name", "n"}, or POST
+// /db/users's {"name"} (where "n" is an unknown field, and a name holding
+// U+0000 is out of range: Postgres text cannot hold it).
+enum class EchoShape : unsigned char { name_and_n, name_only };
+
 struct EchoParse {
   EchoError error = EchoError::none;
   std::string_view field;  // the field a 422 names (perhaps the empty key); empty for 400s
@@ -53,7 +58,7 @@ class EchoBodyParser {
   // Parses and validates `len` bytes at `data`, which must be followed by
   // body_padding_bytes readable bytes. Never allocates. The views in the
   // result point into the parser and stay valid until the next parse().
-  EchoParse parse(const char* data, std::size_t len);
+  EchoParse parse(const char* data, std::size_t len, EchoShape shape = EchoShape::name_and_n);
 
  private:
   struct Impl;

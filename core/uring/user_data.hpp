@@ -23,6 +23,8 @@ enum class Op : std::uint8_t {
   wake = 7,      // read of the shard's eventfd (signals, shutdown)
   probe = 8,     // feature probing at start-up
   connect = 9,   // the client's connect of a connection
+  db_read = 10,  // poll for input on a shard's database connection (slot: its index)
+  db_write = 11, // poll for room to write on one
 };
 
 inline constexpr unsigned slot_bits = 24;

@@ -45,6 +45,11 @@ constexpr std::string_view body_too_large_body = "{\"error\":\"body too large\",
 constexpr std::string_view unauthorized_body = "{\"error\":\"unauthorized\"}";
 constexpr std::string_view auth_not_configured_body = "{\"error\":\"token verification is not configured\"}";
 constexpr std::string_view too_many_requests_body = "{\"error\":\"too many requests\"}";
+constexpr std::string_view db_not_configured_body = "{\"error\":\"no database configured (--db)\"}";
+constexpr std::string_view db_unavailable_body = "{\"error\":\"database unavailable\"}";
+constexpr std::string_view db_queue_full_body = "{\"error\":\"database queue full\"}";
+constexpr std::string_view db_failed_body = "{\"error\":\"database error\"}";
+constexpr std::string_view no_such_user_body = "{\"error\":\"no such user\"}";
 
 using text::equals_ignoring_case;
 
@@ -106,6 +111,9 @@ App::App(const AppConfig& config, const Cors& cors, ShardCounters& counters)
   add(get_head, "/users/:id", &user, {});
   add(get_head, "/profile", &profile, {&bearer_token});
   add(get_head, "/stream", &stream, {});
+  // Seed 000's database rows, through the shard's own connections (--db).
+  add(get_head, "/db/users/:id", &db_user, {});
+  add(post, "/db/users", &db_insert, {});
   if (config.metrics_route) add(get_head, "/metrics", &metrics, {});
   // Each path's Allow line names every method any route on it takes.
   for (Route& r : routes_) {
@@ -250,6 +258,86 @@ void App::echo(Context& ctx) {
   assert(json::check_echo_response(std::string_view(ctx.reply.scratch(), len), parsed.name, parsed.n));
 #endif
   ctx.reply.scratch_body(200, heads::ok_json, len);
+}
+
+// ---------------------------------------------------------------------------
+// The database routes: validated as /users/:id and /echo are, then a query
+// whose result answers later (Shard::on_result calls answer()).
+
+void App::db_user(Context& ctx) {
+  const std::string_view text = ctx.params[0];
+  std::uint64_t id = 0;
+  const bool ok = !text.empty() && text.front() != '0' && text::parse_number<std::uint64_t>(text, 1, user_id_max, id);
+  if (!ok) {
+    ctx.reply.fixed(400, heads::bad_request_json, bad_user_id_body);
+    return;
+  }
+  if (ctx.app.db_ == nullptr) {
+    ctx.reply.fixed(503, heads::service_unavailable_json, db_not_configured_body);
+    return;
+  }
+  submitted(ctx, ctx.app.db_->read_user(text, ctx.request.waiter));
+}
+
+void App::db_insert(Context& ctx) {
+  const http::RequestHead& head = ctx.request.head;
+  if (!is_json_media_type(head.header(http::KeptHeader::content_type))) {
+    ctx.reply.fixed(415, heads::unsupported_media_type_json, wrong_content_type_body);
+    return;
+  }
+  if (head.body_truncated) {
+    ctx.reply.fixed(413, heads::payload_too_large_json, body_too_large_body);
+    return;
+  }
+  const json::EchoParse parsed =
+      ctx.app.echo_parser_.parse(head.body.data(), head.body.size(), json::EchoShape::name_only);
+  if (parsed.error != json::EchoError::none) {
+    const std::size_t len = json::write_echo_error(parsed, ctx.reply.scratch(), Reply::scratch_bytes());
+    assert(len > 0);
+    const int status = json::status_for(parsed.error);
+    ctx.reply.scratch_body(std::uint16_t(status), status == 422 ? heads::unprocessable_json : heads::bad_request_json,
+                           len);
+    return;
+  }
+  if (ctx.app.db_ == nullptr) {
+    ctx.reply.fixed(503, heads::service_unavailable_json, db_not_configured_body);
+    return;
+  }
+  static_assert(json::echo_name_chars_max * 4 <= db::Pool::name_bytes_max);
+  submitted(ctx, ctx.app.db_->insert_user(parsed.name, ctx.request.waiter));
+}
+
+void App::submitted(Context& ctx, db::Submit outcome) {
+  switch (outcome) {
+    case db::Submit::accepted: ctx.reply.defer(); return;
+    case db::Submit::unavailable: ctx.reply.fixed(503, heads::service_unavailable_json, db_unavailable_body); return;
+    case db::Submit::queue_full: ctx.reply.fixed(503, heads::service_unavailable_json, db_queue_full_body); return;
+  }
+}
+
+void App::answer(const db::Result& result, Reply& reply) {
+  switch (result.outcome) {
+    case db::Outcome::row: {
+      // {"id":…,"name":…}: the id as Postgres wrote it (a bigint's digits), the
+      // name escaped. db/schema.sql's 100 characters fit the scratch; a row
+      // from a database without that CHECK may not, and is a 500, not a crash.
+      http::JsonWriter w(reply.scratch(), Reply::scratch_bytes());
+      w.begin_object().key("id").integer_digits(result.id).key("name").string(result.name).end_object();
+      if (!w.ok()) break;
+      const bool created = result.statement == db::Statement::user_insert;
+      reply.scratch_body(created ? 201 : 200, created ? heads::created_json : heads::ok_json, w.size());
+      return;
+    }
+    case db::Outcome::no_row:
+      if (result.statement == db::Statement::user_by_id) {
+        reply.fixed(404, heads::not_found_json, no_such_user_body);
+        return;
+      }
+      break;  // an INSERT … RETURNING with no row: the database misbehaved
+    case db::Outcome::unavailable: reply.fixed(503, heads::service_unavailable_json, db_unavailable_body); return;
+    case db::Outcome::failed: break;
+  }
+  reply.fixed(500, heads::internal_error_json, db_failed_body);
 }
 
 void App::profile(Context& ctx) {

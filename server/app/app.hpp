@@ -20,6 +20,7 @@
 #include "core/http/request_parser.hpp"
 #include "core/json/echo_body.hpp"
 #include "server/app/path_pattern.hpp"
+#include "server/db/pool.hpp"
 #include "server/middleware/client_key.hpp"
 #include "server/middleware/cors.hpp"
 #include "server/middleware/rate_limiter.hpp"
@@ -48,6 +49,7 @@ struct Request {
   ClientKey client;        // the peer's address
   std::uint64_t now_ms;    // monotonic, for the rate limiter
   std::int64_t now_s;      // Unix time, for token expiry
+  db::Waiter waiter;       // who a database query's result goes to (the connection, this response)
 };
 
 // Finds `name` in a query string ("a=1&bytes=5"). False if absent.
@@ -70,6 +72,10 @@ class App {
   // Fills `reply` for `request`: a route's answer (or its middleware's),
   // 404, 405, or 204 for OPTIONS.
   void handle(const Request& request, Reply& reply);
+  // The shard's database connections (--db); none: the /db routes answer 503.
+  void set_database(db::Pool* pool) { db_ = pool; }
+  // Fills a deferred reply from its query's result.
+  static void answer(const db::Result& result, Reply& reply);
 
  private:
   struct Context;
@@ -100,6 +106,9 @@ class App {
   static void user(Context& ctx);
   static void echo(Context& ctx);
   static void profile(Context& ctx);
+  static void db_user(Context& ctx);
+  static void db_insert(Context& ctx);
+  static void submitted(Context& ctx, db::Submit outcome);
   // Middleware.
   static Next security(Context& ctx);
   static Next cors(Context& ctx);
@@ -114,6 +123,7 @@ class App {
   json::EchoBodyParser echo_parser_;
   std::unique_ptr<auth::TokenVerifier> verifier_;  // null without a secret
   char subject_[auth::subject_bytes_max];          // the verified token's sub, for this request
+  db::Pool* db_ = nullptr;
 };
 
 }  // namespace ringhttp::server
