@@ -39,6 +39,34 @@ TEST(ServerCli, version_prints_the_version_and_exits_0) {
   EXPECT_TRUE(ran.output.starts_with("ringhttp server ")) << ran.output;
 }
 
+// --db is checked before anything starts: libpq must parse it, and a host
+// must need no lookup (a name would be resolved, blocking, on a shard).
+TEST(ServerCli, a_db_url_that_cannot_work_is_refused_with_its_reason) {
+  const struct {
+    const char* args;
+    const char* says;
+  } cases[] = {
+      {"--db postgresql://u@localhost/db", "host 'localhost' is a name"},
+      {"--db 'host=db.example,127.0.0.1 dbname=x'", "host 'db.example' is a name"},
+      {"--db 'host=127.0.0.1 bogus=1'", "bogus"},
+      {"--db ''", "empty connection string"},
+      {"--db-pool 0", "bad value '0' for --db-pool"},
+      {"--db-queue 0", "bad value '0' for --db-queue"},
+      {"--db-timeout-ms 0", "bad value '0' for --db-timeout-ms"},
+  };
+  for (const auto& c : cases) {
+    const ShellRun ran = run_shell(server_path() + " " + c.args);
+    EXPECT_EQ(ran.exit_code, 2) << c.args << ": " << ran.output;
+    EXPECT_NE(ran.output.find(c.says), std::string::npos) << c.args << ": " << ran.output;
+  }
+  // Addresses and socket directories need no lookup.
+  for (const char* ok : {"postgresql://u@127.0.0.1:1/db", "postgresql://u@[::1]:1/db", "host=/tmp dbname=x",
+                         "host=db.example hostaddr=127.0.0.1"}) {
+    ServerProcess server({"--shards", "1", "--db", ok});
+    EXPECT_NE(server.startup_line().find(" listening on "), std::string::npos) << ok;
+  }
+}
+
 TEST(ServerCli, a_value_after_an_equals_sign_is_taken) {
   ServerProcess server({"--shards=1", "--idle-timeout-ms=12345"});
   EXPECT_NE(server.startup_line().find(" shards=1 "), std::string::npos) << server.startup_line();

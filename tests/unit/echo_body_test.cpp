@@ -14,13 +14,33 @@ class Echo : public testing::Test {
  protected:
   EchoBodyParser parser;
 
-  EchoParse parse(const std::string& body) {
+  EchoParse parse(const std::string& body, EchoShape shape = EchoShape::name_and_n) {
     buffer.assign(body);
     buffer.append(body_padding_bytes, '\0');
-    return parser.parse(buffer.data(), body.size());
+    return parser.parse(buffer.data(), body.size(), shape);
   }
   std::string buffer;
 };
+
+// POST /db/users's body: {"name"} alone; "n" is an unknown field there,
+// and a name Postgres text cannot hold (U+0000) is out of range.
+TEST_F(Echo, name_only_shape_takes_a_name_and_nothing_else) {
+  EchoParse p = parse(R"({"name":"Ada \u00e9"})", EchoShape::name_only);
+  ASSERT_EQ(p.error, EchoError::none);
+  EXPECT_EQ(p.name, "Ada \xc3\xa9");
+  p = parse(R"({"name":"Ada","n":1})", EchoShape::name_only);
+  EXPECT_EQ(p.error, EchoError::unknown_field);
+  EXPECT_EQ(p.field, "n");
+  p = parse(R"({"name":"a\u0000b"})", EchoShape::name_only);
+  EXPECT_EQ(p.error, EchoError::out_of_range);
+  EXPECT_EQ(p.field, "name");
+  p = parse(R"({})", EchoShape::name_only);
+  EXPECT_EQ(p.error, EchoError::missing_field);
+  EXPECT_EQ(p.field, "name");
+  // The echo shape still wants its n, and lets a NUL through (it is echoed, escaped).
+  EXPECT_EQ(parse(R"({"name":"Ada"})").error, EchoError::missing_field);
+  EXPECT_EQ(parse(R"({"name":"a\u0000b","n":1})").error, EchoError::none);
+}
 
 TEST_F(Echo, accepts_a_valid_body_in_any_field_order_and_spacing) {
   const struct {

@@ -22,6 +22,23 @@ TEST(JsonWriter, writes_the_json_route_body) {
   EXPECT_EQ(object_with("message", "Hello, World!"), R"({"message":"Hello, World!"})");
 }
 
+// A database's bigint digits go out as they came; anything else fails.
+TEST(JsonWriter, integer_digits_are_copied_or_refused) {
+  for (const std::string_view ok : {"0", "42", "-7", "9223372036854775807", "18446744073709551615"}) {
+    char buf[64];
+    JsonWriter w(buf, sizeof buf);
+    w.begin_object().key("id").integer_digits(ok).end_object();
+    ASSERT_TRUE(w.ok()) << ok;
+    EXPECT_EQ(w.view(), "{\"id\":" + std::string(ok) + "}");
+  }
+  for (const std::string_view bad : {"", "-", "1.5", "1e3", "12a", " 1", "123456789012345678901", "--1"}) {
+    char buf[64];
+    JsonWriter w(buf, sizeof buf);
+    w.begin_object().key("id").integer_digits(bad).end_object();
+    EXPECT_FALSE(w.ok()) << bad;
+  }
+}
+
 TEST(JsonWriter, separates_keys_with_commas) {
   char buf[128];
   JsonWriter w(buf, sizeof buf);

@@ -98,6 +98,24 @@ TEST(SendBatch, pipelined_responses_leave_together_in_order) {
   EXPECT_EQ(b.result.bytes, 16 * (heads::ok_text.size() + date.size() + tail.size() + hello.size()));
 }
 
+// A response waiting for its database result holds back itself and
+// everything after it, however ready those are: answers leave in order.
+TEST(SendBatch, a_deferred_response_ends_the_batch_before_itself) {
+  Queue out;
+  push_plaintext(out);
+  PendingResponse& deferred = out.push();
+  deferred.reset();
+  deferred.source = BodySource::deferred;
+  push_plaintext(out);
+  const Batch b = build(out);
+  EXPECT_EQ(b.result.retires, 1u);
+  EXPECT_EQ(b.bytes(), std::string(heads::ok_text) + std::string(date) + std::string(tail) + std::string(hello));
+  const Batch none = build(out, 1);
+  EXPECT_EQ(none.result.iovecs, 0u);
+  EXPECT_EQ(none.result.bytes, 0u);
+  EXPECT_EQ(none.result.retires, 0u);
+}
+
 TEST(SendBatch, empty_parts_take_no_iovec_and_interim_has_no_date) {
   Queue out;
   PendingResponse& r = out.push();
