@@ -1,5 +1,9 @@
 #include "server/db/pool.hpp"
 
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+
 #include <algorithm>
 #include <cassert>
 #include <cerrno>
@@ -64,6 +68,7 @@ Submit Pool::submit(Statement statement, const char* param, const Waiter& waiter
     counters_.refused_unavailable.add();
     return Submit::unavailable;
   }
+  cork(*best);
   if (!send(*best, Kind::query, statement, param, waiter)) {
     // The connection failed under us: closed after this batch, not here, in
     // the middle of a handler (closing it answers its other waiters).
@@ -314,7 +319,8 @@ void Pool::fail(std::uint32_t index, metrics::Counter* why) {
   if (l.pg != nullptr) PQfinish(l.pg);
   l.pg = nullptr;
   l.state = State::down;
-  l.want_write = l.needs_drain = l.broken = false;
+  l.want_write = l.needs_drain = l.broken = l.corked = false;
+  l.cork_works = true;
   l.backoff_ms = l.backoff_ms == 0 ? reconnect_backoff_min_ms : std::min(2 * l.backoff_ms, reconnect_backoff_max_ms);
   l.retry_at_ms = now_ms_ + l.backoff_ms;
 }
@@ -348,9 +354,31 @@ void Pool::rearm(std::uint32_t index) {
   }
 }
 
+// libpq 15's PQpipelineSync writes each query as it is queued (libpq 17's
+// PQsendPipelineSync would not). Corked, those writes only fill the socket
+// buffer, and the batch's queries leave in one segment when it is uncorked
+// after the batch: one wake-up of the database per batch, not per query.
+void Pool::cork(Link& link) {
+  if (link.corked || !link.cork_works) return;
+  const int one = 1;
+  if (::setsockopt(link.fd, IPPROTO_TCP, TCP_CORK, &one, sizeof one) == 0) {
+    link.corked = true;
+  } else {
+    link.cork_works = false;  // a Unix socket: its writes are not segmented anyway
+  }
+}
+
+void Pool::uncork(Link& link) {
+  if (!link.corked) return;
+  const int zero = 0;
+  ::setsockopt(link.fd, IPPROTO_TCP, TCP_CORK, &zero, sizeof zero);  // pushes what is queued
+  link.corked = false;
+}
+
 void Pool::after_batch() {
   for (std::uint32_t i = 0; i < links_.size(); ++i) {
     Link& l = links_[i];
+    uncork(l);
     if (l.broken) {
       fail(i, &counters_.errors_lost);
     } else if (l.needs_drain && l.state != State::down) {

@@ -141,6 +141,8 @@ class Pool {
     bool want_write = false;   // libpq has output it could not send yet
     bool needs_drain = false;  // libpq may hold results it read while sending
     bool broken = false;       // a send failed: closed after the batch
+    bool corked = false;       // TCP_CORK set for this batch's queries
+    bool cork_works = true;    // false on a Unix socket (or a kernel that refuses it)
     std::uint32_t prepares_left = 0;
     std::uint64_t deadline_ms = 0;  // connecting or preparing
     std::uint64_t retry_at_ms = 0;  // down
@@ -163,6 +165,8 @@ class Pool {
   void fail(std::uint32_t index, metrics::Counter* why);  // why: null when stopping
   void set_fd(std::uint32_t index, int fd);
   void rearm(std::uint32_t index);
+  void cork(Link& link);
+  void uncork(Link& link);
   Entry& front(Link& link) { return link.fifo[link.head]; }
 
   const PoolConfig config_;
