@@ -214,6 +214,7 @@ void Shard::after_batch() {
     maybe_return_output(conn);
   });
   open_pending();
+  if (db_) db_->send_queued();
 }
 
 // Connections accepted while the table was full take the slots their

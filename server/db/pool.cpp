@@ -378,13 +378,16 @@ void Pool::uncork(Link& link) {
 void Pool::after_batch() {
   for (std::uint32_t i = 0; i < links_.size(); ++i) {
     Link& l = links_[i];
-    uncork(l);
     if (l.broken) {
       fail(i, &counters_.errors_lost);
     } else if (l.needs_drain && l.state != State::down) {
       if (drain(i)) rearm(i);
     }
   }
+}
+
+void Pool::send_queued() {
+  for (Link& l : links_) uncork(l);
 }
 
 void Pool::on_tick() {

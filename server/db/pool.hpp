@@ -113,6 +113,9 @@ class Pool {
   // After a batch of completions: results libpq read while sending are
   // delivered, and polls re-armed.
   void after_batch();
+  // At the very end of a batch (queries may be queued until then, by input
+  // resumed after the batch): what the batch queued leaves now.
+  void send_queued();
   void on_tick();  // deadlines and reconnects
   // Every waiter answered unavailable, every connection closed.
   void stop();
