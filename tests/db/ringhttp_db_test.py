@@ -233,6 +233,43 @@ def check_pipelined(s, failures):
             break
 
 
+def raw_exchange(port, request_bytes):
+    """Sends the bytes and reads until the server closes (bounded): all it sent."""
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as sock:
+        sock.sendall(request_bytes)
+        data = b""
+        try:
+            while True:
+                chunk = sock.recv(65536)
+                if not chunk:
+                    return data, True
+                data += chunk
+        except socket.timeout:
+            return data, False
+
+
+def check_framing(s, failures):
+    # A deferred answer is framed when its result comes, as it would have
+    # been at once: Connection: close honoured (then the server closes), and
+    # HTTP/1.0 keep-alive said back.
+    data, closed = raw_exchange(s.port, b"GET /db/users/9 HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
+    text = data.decode()
+    if not (text.startswith("HTTP/1.1 200") and "\r\nConnection: close\r\n" in text and
+            text.endswith('{"id":9,"name":"user-9"}') and closed):
+        failures.append(f"Connection: close on a database route: {text!r}, closed {closed}")
+    with socket.create_connection(("127.0.0.1", s.port), timeout=WAIT_S) as sock:
+        sock.sendall(b"GET /db/users/10 HTTP/1.0\r\nConnection: keep-alive\r\n\r\n")
+        sock.settimeout(WAIT_S)
+        data = b""
+        while not data.endswith(b'{"id":10,"name":"user-10"}'):
+            chunk = sock.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+        if b"\r\nConnection: keep-alive\r\n" not in data:
+            failures.append(f"HTTP/1.0 keep-alive on a database route: {data!r}")
+
+
 def check_disconnect_mid_query(s, url, failures):
     pids = backends(url)
     if len(pids) != 2:
@@ -382,6 +419,7 @@ def main():
         wait_for("the pool to connect", lambda: metrics(s.port)["ringhttp_db_connections_up"] == 2, 30)
         check_reads_and_writes(build, s, url, failures)
         check_pipelined(s, failures)
+        check_framing(s, failures)
         check_disconnect_mid_query(s, url, failures)
         check_timeout(s, url, failures)
         check_restart(build, s, d, db_port, failures)
