@@ -109,10 +109,13 @@ void Pool::connect(std::uint32_t index) {
   Link& l = links_[index];
   assert(l.state == State::down && l.pg == nullptr);
   // The connection string is expanded as dbname (a URL or key=value
-  // pairs); the application name marks our connections in
-  // pg_stat_activity unless the string names its own.
-  const char* const keys[] = {"dbname", "fallback_application_name", nullptr};
-  const char* const values[] = {config_.conninfo.c_str(), config_.application_name.c_str(), nullptr};
+  // pairs), and overrides the defaults before it: GSSAPI encryption off
+  // unless asked for (libpq's "prefer" looks for Kerberos credentials on
+  // every attempt, blocking on files and perhaps a KDC, on this thread).
+  // The application name marks our connections in pg_stat_activity unless
+  // the string names its own.
+  const char* const keys[] = {"gssencmode", "dbname", "fallback_application_name", nullptr};
+  const char* const values[] = {"disable", config_.conninfo.c_str(), config_.application_name.c_str(), nullptr};
   l.pg = PQconnectStartParams(keys, values, 1);
   l.state = State::connecting;
   l.deadline_ms = now_ms_ + connect_timeout_ms;
