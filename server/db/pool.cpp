@@ -199,22 +199,7 @@ void Pool::on_readable(std::uint32_t index) {
     fail(index, l.state == State::ready ? &counters_.errors_lost : &counters_.errors_connect);
     return;
   }
-  if (!drain(index)) return;
-  // Over TLS, OpenSSL may hold decrypted input that no poll reports (a
-  // record larger than libpq asked for): read again while reading still
-  // completes results.
-  if (PQsslInUse(l.pg) == 1) {
-    for (std::uint32_t i = 0; i < tls_rereads_max && l.count > 0; ++i) {
-      const std::size_t before = l.count;
-      if (PQconsumeInput(l.pg) != 1) {
-        fail(index, l.state == State::ready ? &counters_.errors_lost : &counters_.errors_connect);
-        return;
-      }
-      if (!drain(index)) return;
-      if (l.count == before) break;
-    }
-  }
-  rearm(index);
+  if (drain(index)) rearm(index);
 }
 
 void Pool::on_writable(std::uint32_t index) {

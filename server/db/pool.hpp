@@ -94,9 +94,6 @@ class Pool {
   static constexpr std::uint32_t connect_timeout_ms = 5'000;  // connecting and preparing
   static constexpr std::uint32_t reconnect_backoff_min_ms = 100;
   static constexpr std::uint32_t reconnect_backoff_max_ms = 2'000;
-  // Over TLS, reads after a readable poll while they still complete
-  // results (bounded, so one connection cannot hold the shard's thread).
-  static constexpr std::uint32_t tls_rereads_max = 16;
   // A name arrives validated (1 to 100 characters, no U+0000): at most 4
   // bytes of UTF-8 each.
   static constexpr std::size_t name_bytes_max = 400;
