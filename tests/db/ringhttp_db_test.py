@@ -23,6 +23,7 @@ throwaway cluster of our own (db/cluster.sh), over real sockets.
 - a query past --db-timeout-ms: 503, its connection replaced, service goes on;
 - the database restarted under load: 503s while it is down, 200s after,
   the same server process, the client sees no transport error;
+- the same reads, plain and pipelined, over TLS (sslmode=require);
 - /metrics counts all of it; the server exits 0 on SIGTERM.
 
 Usage: ringhttp_db_test.py --build DIR    (meson test runs it, plain and ASan)
@@ -327,6 +328,39 @@ def check_timeout(s, url, failures):
         signal_all(pids, signal.SIGCONT)
 
 
+def check_tls(build, url, d, failures):
+    """The same reads over TLS (sslmode=require): OpenSSL may hold decrypted
+    input that no poll reports, which the pool reads on its own."""
+    data = os.path.join(d, "data")
+    key, crt = os.path.join(data, "server.key"), os.path.join(data, "server.crt")
+    made = subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=127.0.0.1",
+                           "-days", "1", "-keyout", key, "-out", crt], capture_output=True, text=True, timeout=WAIT_S)
+    if made.returncode != 0:
+        raise AssertionError(f"openssl could not make a certificate: {made.stderr[-500:]}")
+    owner = os.stat(data)
+    for f in (key, crt):
+        os.chown(f, owner.st_uid, owner.st_gid)
+        os.chmod(f, 0o600)
+    psql(url, "ALTER SYSTEM SET ssl = on")
+    psql(url, "SELECT pg_reload_conf()")
+    wait_for("TLS on", lambda: psql(url + "?sslmode=require", "SHOW ssl") == "on", 10)
+    s = Server(build, "--db", url + "?sslmode=require")
+    try:
+        wait_for("the pool over TLS", lambda: metrics(s.port)["ringhttp_db_connections_up"] == 2, 30)
+        if psql(url, "SELECT count(*) FROM pg_stat_ssl JOIN pg_stat_activity USING (pid) "
+                     "WHERE ssl AND application_name LIKE 'ringhttp shard%'") != "2":
+            failures.append("the pool's connections are not over TLS")
+        code, report, err = client(build, "-n", "3000", "-c", "32", "-p", "4", "--expect-status", "200",
+                                   "--expect-body", '{"id":{rand:1..10000},"name":"user-{rand:1..10000}"}',
+                                   f"http://127.0.0.1:{s.port}/db/users/{{rand:1..10000}}")
+        if code != 0 or report.get("requests") != 3000 or report.get("errors_total") != 0:
+            failures.append(f"reads over TLS: exit {code}, {report.get('requests')} requests, errors "
+                            f"{report.get('errors')}: {err[-500:]}")
+        check_pipelined(s, failures)
+    finally:
+        s.stop(failures)
+
+
 def check_queue_full(build, url, failures):
     s = Server(build, "--db", url, "--db-queue", "4")
     try:
@@ -426,6 +460,7 @@ def main():
         if metrics(s.port)["ringhttp_stale_completions_total"] != 0:
             failures.append("stale completions")
         check_queue_full(build, url, failures)
+        check_tls(build, url, d, failures)
     except (AssertionError, OSError, ValueError, KeyError, subprocess.SubprocessError) as e:
         failures.append(f"{type(e).__name__}: {e}")
     finally:
