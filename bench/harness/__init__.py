@@ -12,7 +12,7 @@ soak         phases of load against one server; growth from the second phase on 
 cold_start   exec to the first right answer
 memory       RSS per idle connection, held by forked holders
 environment  the machine and build beside every number
-summary      medians, ranges, ratios, the ladder
+summary      medians, ranges, ratios, the ladder, the database targets
 render       tables, memory tables and notes, the chart
 profile      a row's server recorded by perf in its measured window: top functions, folded stacks, chart
 context      one run's resolved options and the bodies and token rows need

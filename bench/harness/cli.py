@@ -23,8 +23,8 @@ import tempfile
 import time
 
 from .constants import (
-    CLIENT_CPU, COLD_START_SPAWNS, COOL_DOWN_S, DB_CONNECTIONS, IDLE_CONNECTIONS, READY_PATH, ROOT, SERVER_CPUS,
-    START_WAIT_S,
+    CLIENT_CPU, COLD_START_SPAWNS, COOL_DOWN_S, DB_CONNECTIONS, DB_POOL, IDLE_CONNECTIONS, READY_PATH, ROOT,
+    SERVER_CPUS, SERVER_SHARDS, START_WAIT_S,
 )
 from .workloads import WORKLOADS
 from .servers import Custom, Ringhttp
@@ -37,7 +37,9 @@ from .profile import PROFILE_MIN_DURATION_S, perf_missing, profile, profile_char
 from .soak import SOAK_PHASES, SOAK_RSS_TOLERANCE_BYTES, SOAK_RSS_TOLERANCE_FRACTION, soak, soak_table
 from .memory import idle_counts, memory_per_connection, memory_summary
 from .environment import environment
-from .summary import LADDER_HEADER, fmt, generator_comparison, ladder_table, summarize, with_range
+from .summary import (
+    LADDER_HEADER, fmt, generator_comparison, judge_targets, ladder_table, summarize, target_controls, with_range,
+)
 from .render import (
     DATABASE_COLUMN,
     HEADER,
@@ -236,6 +238,11 @@ def main(argv):
         a.idle_connections = []
     else:
         rows = select(rows, a.only)
+        controls = [] if a.axes else list(dict.fromkeys(target_controls({r.id for r in rows})))
+        if controls:  # in the table's order, with the rows selected
+            rows = [r for r in all_rows(a.custom) if r in rows or r.id in controls]
+            print(f"bench: adding {', '.join(controls)}: the control row(s) of the database targets "
+                  "(ringhttp/database-read's server CPU is held to json's + 3 µs of the same run)", flush=True)
     ctx = Context(a)
     if ctx.idle_error:
         shutil.rmtree(ctx.bodies_dir, ignore_errors=True)
@@ -250,6 +257,8 @@ def main(argv):
     runnable = []
     for r in rows:
         reason = r.server.missing(ctx)
+        if not reason and r.workload.database:
+            reason = ctx.database_missing()
         if not reason and r.generator == "wrk" and not shutil.which("wrk"):
             reason = "wrk is not installed (Debian: wrk)"
         if not reason and r.variant and r.variant.glibc_build and not os.access(
@@ -343,7 +352,10 @@ def main(argv):
                      f"backends) over the measured window ÷ responses. The server runs on CPU {SERVER_CPUS} and the "
                      f"generator on CPU {CLIENT_CPU}; Postgres runs wherever the kernel puts it: all three share "
                      "two cores. The cluster is the run's own (db/cluster.sh, fsync and synchronous_commit at their "
-                     "defaults), started once; its written rows are emptied when it starts, not between rows.")
+                     "defaults), started once; its written rows are emptied when it starts, not between rows. "
+                     f"ringhttp's database rows run with --db-pool {DB_POOL} ({SERVER_SHARDS} shard: "
+                     f"{DB_CONNECTIONS} database connections; under --compare db-pool, the variant's pool), every "
+                     f"connection up before the load starts; pgbench runs over {DB_CONNECTIONS}.")
     for r in runnable:
         ceiling = summaries.get(f"pgbench/{r.workload.name}")
         if r.workload.database and r.server.http and ceiling and ceiling["rps"] and summaries[r.id]["rps"]:
@@ -352,7 +364,11 @@ def main(argv):
                          "prepared, no HTTP).")
     notes += generator_comparison(runnable, summaries)
     ladder_body, ladder_verdicts = ladder_table(summaries)
+    targets = judge_targets(summaries) if not a.axes else []
     text = "## Results\n\n" + text_table(header, body)
+    targets_title = "## Targets (issue 16: ringhttp's database rows against this run's own rows; reported, not failed)"
+    if targets:
+        text += "\n\n" + targets_title + "\n\n" + "\n".join(t["line"] for t in targets)
     ladder_note = ("The seeds' figures are another machine (Apple M1 Pro), another runtime (Node 24) and their "
                    "framework: compare the differences between rungs, not the absolute numbers.")
     if ladder_body:
@@ -364,6 +380,8 @@ def main(argv):
     print("\n" + text + "\n\n" + "\n".join(notes))
     md = ("# ringhttp benchmark " + stamp + "\n\n## Environment\n\n" + "\n".join(env_lines) + "\n\n## Results\n\n"
           + md_table(header, body) + "\n\n" + "\n\n".join(notes) + "\n")
+    if targets:
+        md += "\n" + targets_title + "\n\n" + "\n".join(f"- {t['line']}" for t in targets) + "\n"
     if ladder_body:
         md += ("\n## The seeds' ladder (ringhttp, differences from json in this run)\n\n"
                + md_table(LADDER_HEADER, ladder_body) + "\n\n" + "\n".join(f"- {v}" for v in ladder_verdicts)
@@ -384,7 +402,7 @@ def main(argv):
                    "memory_row": {"counts": ctx.idle_counts, "descriptor_limits": ctx.fd_limits,
                                   "holder_sources": ctx.holder_sources,
                                   "holder_connections_max": ctx.holder_connections_max, "notes": mem_notes},
-                   "ladder": {"rows": ladder_body, "verdicts": ladder_verdicts},
+                   "ladder": {"rows": ladder_body, "verdicts": ladder_verdicts}, "targets": targets,
                    "interrupted": interrupted, "runs_done": done, "runs_planned": total},
                   f, indent=1, default=str)
     print(f"\nraw results: {os.path.relpath(base + '.json', ROOT)}\nmarkdown:    {os.path.relpath(base + '.md', ROOT)}")

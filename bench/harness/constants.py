@@ -6,6 +6,7 @@ PEERS = os.path.join(ROOT, "bench", "peers")
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 SERVER_CPUS = "0"            # the server under test, one shard
+SERVER_SHARDS = 1            # ... ringhttp's --shards there
 CLIENT_CPU = "1"             # the load generator, one thread
 START_WAIT_S = 10            # a server not answering its first request by then has failed to start
 STOP_WAIT_S = 5              # SIGTERM, then SIGKILL after this long
@@ -46,9 +47,13 @@ TOKEN_LIFETIME_S = 86_400    # far past any run; the server checks exp on every 
 DB_USERS = 10_000
 DB_READ_BODY = b'{"id":{rand:1..10000},"name":"user-{rand:1..10000}"}'  # the client expands it per request
 DB_WRITE_REQUEST = b'{"name":"bench-{seq:1..10000}"}'
-# The pgbench ceiling's database connections: as many as ringhttp's server
-# will hold by default (2 per shard, one shard), issue 16.
-DB_CONNECTIONS = 2
+# ringhttp's database connections per shard on the database rows (its
+# --db-pool, passed explicitly; the server's own default is the same 2), and
+# the pgbench ceiling's connections: as many as ringhttp holds in total,
+# shards × pool (issue 16).
+DB_POOL = 2
+DB_CONNECTIONS = SERVER_SHARDS * DB_POOL
+DB_POOLS_COMPARED = (1, 2, 4)  # --compare db-pool: pool size as a throughput dial
 
 
 def stream_body(n):

@@ -5,12 +5,13 @@ first row needs it and stopped at the end of the run whatever happens;
 and the CPU time of every Postgres process over a measured window."""
 import glob
 import os
+import re
 import shutil
 import tempfile
 import time
 
 from .constants import ROOT
-from .processes import StartError, free_port, run_bounded, user_system_ticks, wait_while_running
+from .processes import StartError, free_port, get_once, run_bounded, user_system_ticks, wait_while_running
 
 DB_CLUSTER = os.path.join(ROOT, "db", "cluster.sh")
 CLUSTER_WAIT_S = 120  # initdb, start and the schema (10,000 rows) on a busy two-core machine
@@ -68,6 +69,25 @@ class Database:
         run_bounded([DB_CLUSTER, "stop", self.dir], CLUSTER_WAIT_S)
         Database.live.discard(self)
         shutil.rmtree(self.dir, ignore_errors=True)
+
+
+CONNECTIONS_UP = re.compile(rb"^ringhttp_db_connections_up (\S+)$", re.M)
+
+
+def connections_up(port, expected, wait_s):
+    """ringhttp's database connections up (ringhttp_db_connections_up on its
+    /metrics), polled until it reads `expected` or wait_s has passed; the
+    last reading (None when /metrics never answered with it)."""
+    deadline = time.monotonic() + wait_s
+    got = None
+    while True:
+        answer = get_once(port, "/metrics", deadline)
+        m = answer and answer[0] == 200 and CONNECTIONS_UP.search(answer[1])
+        if m:
+            got = int(float(m.group(1)))
+        if got == expected or time.monotonic() >= deadline:
+            return got
+        time.sleep(0.01)
 
 
 class DatabaseCpu:

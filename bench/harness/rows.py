@@ -2,7 +2,7 @@
 import dataclasses
 import sys
 
-from .constants import SERVER_CPUS
+from .constants import DB_POOL, DB_POOLS_COMPARED, SERVER_CPUS
 from .workloads import WORKLOADS, Workload
 from .servers import Floor, H2o, Nginx, Node, NodePg, Pgbench, Ringhttp, Server
 
@@ -20,6 +20,8 @@ class Variant:
     expect_allocator: str = ""  # the start-up line's allocator= must say this
     expect_uring: str = ""      # ... its uring= list must name this
     expect_send: str = ""       # ... its send= must say this
+    db_pool: int = 0            # --db-pool on the database workloads (0: DB_POOL)
+    base: bool = False          # the axis's default, the others are divided by (else its first variant)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -59,7 +61,8 @@ JEMALLOC = "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2"          # Debian libjem
 TCMALLOC = "/usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4"  # Debian libtcmalloc-minimal4
 
 AXES = {
-    # axis: (workloads, variants; the first variant is the default the others are divided by)
+    # axis: (workloads, variants; the default the others are divided by is the
+    # one marked base, else the first)
     "uring": (("plaintext", "pipelined"), [
         Variant("all"),
         Variant("6.1", extra_args=("--uring", "6.1")),
@@ -83,7 +86,18 @@ AXES = {
         Variant("1-shard"),
         Variant("2-shards", args=("--shards", "2", "--cpus", "0,1"), cpus="0,1"),
     ]),
+    # Pool size is a throughput dial (issue 16): database connections per
+    # shard, against the run's cluster; the default pool is the base.
+    "db-pool": (("database-read", "database-write"), [
+        Variant(f"pool-{n}", db_pool=n, base=n == DB_POOL) for n in DB_POOLS_COMPARED
+    ]),
 }
+
+
+def axis_base(axis):
+    """The variant an axis's others are divided by."""
+    variants = AXES[axis][1]
+    return next((v for v in variants if v.base), variants[0])
 
 
 def all_rows(custom):

@@ -3,10 +3,10 @@ import json
 import os
 import re
 
-from .constants import CLIENT_CPU, CLK_TCK, DB_CONNECTIONS, GENERATOR_GRACE_S, PEERS, SERVER_CPUS
+from .constants import CLIENT_CPU, CLK_TCK, DB_CONNECTIONS, GENERATOR_GRACE_S, PEERS, SERVER_CPUS, SERVER_SHARDS
 from .servers import Ringhttp
 from .processes import Running, StartError, child_cpu_s, cpu_ticks, rss_bytes, run_bounded
-from .database import DatabaseCpu
+from .database import DatabaseCpu, connections_up
 from .units import seconds
 
 
@@ -158,6 +158,7 @@ def run_pgbench(ctx, row):
         return {"failure": f"pgbench exited {code}: {(err or out).strip()[-300:]}"}
     n, errors = int(done.group(1)), int(failed.group(1)) if failed else 0
     result = {"requests": n, "rps": float(tps.group(1)), "bytes_per_s": None, "server_cpu_us": None,
+              "database_connections": DB_CONNECTIONS,
               "client_cpu_us": pgbench_cpu * 1e6 / n if n else None,
               "database_cpu_us": window.ticks / CLK_TCK * 1e6 / n if n and window.ticks is not None else None,
               "p50_ms": None, "p99_ms": None, "p999_ms": None,
@@ -179,12 +180,15 @@ def measure(ctx, row, right_answer=True, window=None):
     if not row.server.http:
         return run_pgbench(ctx, row)
     try:
-        running = Running(ctx, row.server, row.variant, right_answer=right_answer)
+        extra = row.server.database_args(ctx, row.variant) if row.workload.database else ()
+        running = Running(ctx, row.server, row.variant, extra_args=extra, right_answer=right_answer)
     except StartError as e:
         return {"failure": str(e)}
     record = {}
     try:
         confirm_variant(ctx, row, running, record)
+        if "failure" not in record and row.workload.database:
+            database_ready(ctx, row, running, record)
         database_cpu = None
         if window is None and row.workload.database:
             window = database_cpu = DatabaseCpu(ctx.database(), ctx.duration)
@@ -206,6 +210,23 @@ def measure(ctx, row, right_answer=True, window=None):
     return record
 
 
+def database_ready(ctx, row, running, record):
+    """ringhttp on a database row: the load starts once every database
+    connection it was given is up (its /metrics, within --start-wait), so
+    that no request of the window meets a server still connecting, and the
+    count up confirms the pool: shards (its start-up line) × --db-pool."""
+    if row.server.name != "ringhttp":
+        return
+    shards = int(startup_fields(record.get("startup") or running.startup_line()).get("shards", 0))
+    pool = row.server.db_pool(row.variant)
+    expected = shards * pool
+    got = connections_up(running.port, expected, ctx.start_wait)
+    record["database_connections"] = got
+    if got != expected:
+        record["failure"] = (f"{row.instance} holds {got} database connections after {ctx.start_wait:g} s, not the "
+                             f"{expected} of its {shards} shard(s) × --db-pool {pool}: {running.tail()}")
+
+
 # The start-up line's fields a variant is confirmed by.
 CONFIRMED_FIELDS = ("shards", "cpus", "allocator", "uring", "send")
 
@@ -218,8 +239,12 @@ def variant_flags(variant):
     """The server flags that make a variant, in two parts: its placement (the
     default: one shard on CPU 0) and its switches. Written apart from
     Ringhttp.command on purpose: it is what the running server is held to."""
-    placement = tuple(variant.args) if variant and variant.args else ("--shards", "1", "--cpus", SERVER_CPUS)
-    return placement, tuple(variant.extra_args) if variant else ()
+    placement = (tuple(variant.args) if variant and variant.args else
+                 ("--shards", str(SERVER_SHARDS), "--cpus", SERVER_CPUS))
+    switches = tuple(variant.extra_args) if variant else ()
+    if variant and variant.db_pool:
+        switches += ("--db-pool", str(variant.db_pool))
+    return placement, switches
 
 
 class Reference(Ringhttp):

@@ -6,7 +6,7 @@ import shutil
 import signal
 import subprocess
 
-from .constants import BENCH_ORIGIN, BENCH_RATE_LIMIT, JSON_BODY, PEERS, PLAINTEXT
+from .constants import BENCH_ORIGIN, BENCH_RATE_LIMIT, DB_POOL, JSON_BODY, PEERS, PLAINTEXT, SERVER_CPUS, SERVER_SHARDS
 from .workloads import WORKLOADS
 
 
@@ -28,6 +28,11 @@ class Server:
 
     def version(self, ctx):
         return ""
+
+    def database_args(self, ctx, variant):
+        """Flags a database workload's server is started with beside its
+        command (ringhttp's --db); ctx.database() starts the run's cluster."""
+        return []
 
     def clean_exit(self, code):
         return code in (0, -signal.SIGTERM)
@@ -66,8 +71,8 @@ class Floor(Server):
 class Ringhttp(Server):
     name = "ringhttp"
     kind = "ours"
-    # The database workloads wait for the server's --db (issue 16).
-    workloads = tuple(w.name for w in WORKLOADS.values() if not w.database)
+    # Every workload; the database ones with --db and --db-pool (database_args).
+    workloads = tuple(WORKLOADS)
 
     def binary(self, ctx, build=None):
         return os.path.join(build or ctx.build, "server", "server")
@@ -78,7 +83,7 @@ class Ringhttp(Server):
     def command(self, ctx, port, rundir, variant):
         build = ctx.build_glibc if variant and variant.glibc_build else ctx.build
         argv = [self.binary(ctx, build), "--address", "127.0.0.1", "--port", str(port)]
-        argv += variant.args if variant and variant.args else ["--shards", "1", "--cpus", "0"]
+        argv += variant.args if variant and variant.args else ["--shards", str(SERVER_SHARDS), "--cpus", SERVER_CPUS]
         # What the ladder's rungs need; the other routes do not look at it.
         argv += ["--jwt-secret-file", ctx.jwt_secret_file, "--cors-origin", BENCH_ORIGIN,
                  "--rate-limit", str(BENCH_RATE_LIMIT)]
@@ -91,6 +96,16 @@ class Ringhttp(Server):
 
     def version(self, ctx):
         return first_line([self.binary(ctx), "--version"])
+
+    @staticmethod
+    def db_pool(variant):
+        """Database connections per shard: the variant's (--compare db-pool), else DB_POOL."""
+        return getattr(variant, "db_pool", 0) or DB_POOL
+
+    def database_args(self, ctx, variant):
+        # Only on the database rows: every other row's command is unchanged
+        # and starts no Postgres.
+        return ["--db", ctx.database().url, "--db-pool", str(self.db_pool(variant))]
 
     def clean_exit(self, code):
         return code == 0  # documented: SIGTERM drains and exits 0

@@ -19,7 +19,7 @@ import time
 
 from .constants import CLIENT_CPU, GENERATOR_GRACE_S, MEMORY_SETTLE_S
 from .processes import Running, StartError, established, get_once, hold_signals, rss_bytes, run_bounded
-from .runs import run_client
+from .runs import database_ready, run_client
 
 SOAK_PHASES = 4                         # the seeds' four
 SOAK_RSS_TOLERANCE_BYTES = 1024 * 1024  # page-granular noise: a few pages of stack, heap or page cache
@@ -118,8 +118,16 @@ def soak(ctx, rows, phases, driver=None):
     record = {"rows": [r.id for r in rows], "hostile": bool(driver), "phases": [], "failures": []}
     running = hostile = None
     try:
-        extra = hostile_flags(driver) if driver else ()
+        extra = list(hostile_flags(driver)) if driver else []
+        database = [r for r in rows if r.workload.database]
+        if database:  # the database rows' loads against the run's cluster, its connections up first
+            extra += row.server.database_args(ctx, row.variant)
         running = Running(ctx, row.server, row.variant, extra_args=extra)
+        if database:
+            ready = {"startup": running.startup_line()}
+            database_ready(ctx, database[0], running, ready)
+            if "failure" in ready:
+                raise StartError(ready["failure"])
         for i in range(1, phases + 1):
             if driver:
                 hostile = Hostile(driver, running.port, len(rows) * (ctx.warmup + ctx.duration),

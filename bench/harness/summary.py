@@ -1,8 +1,9 @@
-"""Summaries: medians and ranges over iterations, ratios to each row's base, the ladder."""
+"""Summaries: medians and ranges over iterations, ratios to each row's base, the ladder, the database targets."""
+import dataclasses
 import statistics
 
 from .workloads import LADDER, SEEDS_LADDER
-from .rows import AXES
+from .rows import axis_base
 
 
 # Summaries, tables, chart.
@@ -29,7 +30,7 @@ def summarize(row, runs):
 def ratio_base(row, summaries):
     """The row a row is divided by: the default variant on an axis, else the io_uring floor."""
     if row.axis:
-        base_variant = AXES[row.axis][1][0].name
+        base_variant = axis_base(row.axis).name
         return f"ringhttp:{base_variant}/{row.workload.name}"
     if row.workload.ladder:
         return "ringhttp/json"  # each rung's price is its difference from json
@@ -80,6 +81,73 @@ def ladder_table(summaries):
         body.append([name, with_range(s["server_cpu_us"], ".2f"), fmt(delta, "+.2f", "—"), fmt(ratio, ".3f", "—"),
                      goal_text, verdict, SEEDS_LADDER.get(name, "—")])
     return body, verdicts
+
+
+@dataclasses.dataclass(frozen=True)
+class Target:
+    """A goal one row's median is held to against another row's median in
+    the same run: ratio (figure ≥ limit × the reference's) or plus (figure
+    ≤ the reference's + limit)."""
+    row: str
+    figure: str        # the summaries' key: rps or server_cpu_us
+    reference: str     # the row it is held to
+    kind: str          # ratio | plus
+    limit: float
+    what: str          # the figure, as the line names it
+    control: bool = False  # the reference is a control row: added to a run that has the target's row
+
+
+# Issue 16's targets for ringhttp's database rows, judged within one run:
+# reads at 0.8x of pgbench's rate over the same database connections and at
+# most 3 µs of server CPU more than json; writes at 0.8x pgbench's insert rate.
+DATABASE_TARGETS = [
+    Target("ringhttp/database-read", "rps", "pgbench/database-read", "ratio", 0.8, "req/s"),
+    Target("ringhttp/database-read", "server_cpu_us", "ringhttp/json", "plus", 3.0, "server CPU µs/req",
+           control=True),
+    Target("ringhttp/database-write", "rps", "pgbench/database-write", "ratio", 0.8, "req/s"),
+]
+
+
+def target_controls(row_ids, targets=DATABASE_TARGETS):
+    """The control rows the targets of these rows need and they lack."""
+    return [t.reference for t in targets if t.control and t.row in row_ids and t.reference not in row_ids]
+
+
+def judge_targets(summaries, targets=DATABASE_TARGETS):
+    """Each target whose row ran, judged on the medians: a dict with its
+    figures, verdict (met, NOT MET, or not judged when its reference did not
+    run or a median is missing) and the line printed. A target whose own row
+    did not run is left out. Targets are reported; they do not fail a run."""
+    out = []
+    for t in targets:
+        s = summaries.get(t.row)
+        if s is None:
+            continue
+        goal = (f"≥ {t.limit:.2f}× {t.reference}'s" if t.kind == "ratio" else
+                f"≤ {t.reference}'s + {t.limit:.1f} µs")
+        label = f"{t.row} {t.what} {goal}"
+        ref = summaries.get(t.reference)
+        value = s[t.figure][0] if s.get(t.figure) else None
+        ref_value = ref[t.figure][0] if ref and ref.get(t.figure) else None
+        j = {"row": t.row, "figure": t.figure, "reference": t.reference, "kind": t.kind, "limit": t.limit,
+             "goal": goal, "measured": value, "reference_measured": ref_value, "ratio": None, "delta": None}
+        if ref is None:
+            j["verdict"], j["why"] = "not judged", f"row {t.reference} did not run"
+        elif value is None or ref_value is None:
+            missing = t.row if value is None else t.reference
+            j["verdict"], j["why"] = "not judged", f"row {missing} has no {t.what} (its runs failed)"
+        else:
+            j["ratio"], j["delta"] = value / ref_value if ref_value else None, value - ref_value
+            met = (ref_value > 0 and value / ref_value >= t.limit) if t.kind == "ratio" else \
+                value <= ref_value + t.limit
+            j["verdict"] = "met" if met else "NOT MET"
+            j["why"] = (f"measured {value:,.0f}/s against {ref_value:,.0f}/s: {fmt(j['ratio'], '.2f')}×"
+                        if t.kind == "ratio" else
+                        f"measured {value:.2f} µs against {ref_value:.2f}: {j['delta']:+.2f} µs")
+        j["line"] = f"{label}: {j['verdict']}" + (f" ({j['why']})" if j["verdict"] != "not judged"
+                                                   else f": {j['why']}")
+        out.append(j)
+    return out
 
 
 LADDER_HEADER = ["rung", "server CPU µs/req", "− json µs", "÷ json", "goal", "", "seeds' figure (M1, Node)"]
