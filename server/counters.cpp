@@ -141,6 +141,10 @@ void render_metrics(std::span<const ShardCounters* const> shards, std::string& o
            sum(shards, [](const ShardCounters& c) -> const metrics::Gauge& { return c.db.queries_in_flight; }));
   counter("ringhttp_db_queries_total", "Database queries sent.",
           [](const ShardCounters& c) -> const metrics::Counter& { return c.db.queries; });
+  counter("ringhttp_db_sends_total",
+          "Writes of queries to the database: one per batch and connection where the pool speaks the query "
+          "protocol itself, one per query through libpq (TLS connections).",
+          [](const ShardCounters& c) -> const metrics::Counter& { return c.db.sends; });
   w.family("ringhttp_db_refusals_total", "counter",
            "Requests answered 503 at once, without a query, by reason: the shard's queue was full, or no "
            "database connection was ready.");

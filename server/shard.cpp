@@ -153,10 +153,13 @@ void Shard::on_wake() { now_ms_ = monotonic_ms(); }
 
 void Shard::dispatch(const uring::Completion& c) {
   const uring::Tag t = uring::decode(c.user_data);
-  if (t.op == Op::db_read || t.op == Op::db_write) {
+  switch (t.op) {
     // The slot names the database connection; the pool checks the generation.
-    if (db_) db_->on_poll(t.slot, t.generation, t.op == Op::db_write, c.res);
-    return;
+    case Op::db_read: return db_->on_io(t.slot, t.generation, db::Io::poll_read, c.res);
+    case Op::db_write: return db_->on_io(t.slot, t.generation, db::Io::poll_write, c.res);
+    case Op::db_send: return db_->on_io(t.slot, t.generation, db::Io::send, c.res);
+    case Op::db_recv: return db_->on_io(t.slot, t.generation, db::Io::recv, c.res);
+    default: break;
   }
   if (t.slot == shard_slot) {
     switch (t.op) {

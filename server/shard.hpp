@@ -36,9 +36,10 @@ struct SendPath {
   bool zc_report_usage = false;  // zc notifications say whether the kernel copied (6.2)
 };
 
-// The shard is its database pool's poller (one-shot polls on its own ring)
-// and the sink its results come back to (server/shard_db.cpp).
-class Shard final : private db::Poller, private db::Sink {
+// The shard is its database pool's driver (its sockets' operations on the
+// shard's own ring) and the sink its results come back to
+// (server/shard_db.cpp).
+class Shard final : private db::Driver, private db::Sink {
  public:
   // Shard-level operations (accept, tick, wake, cancels they and the
   // database polls need) carry this slot, which no connection can have.
@@ -140,9 +141,11 @@ class Shard final : private db::Poller, private db::Sink {
   void retire_sent(Connection& conn);
   void release_written(Connection& conn);
 
-  // shard_db.cpp: the database pool's polls and results.
+  // shard_db.cpp: the database pool's operations and results.
   void poll(std::uint32_t link, std::uint32_t generation, int fd, bool write) override;
-  void cancel_poll(std::uint32_t link, std::uint32_t generation, bool write) override;
+  void send(std::uint32_t link, std::uint32_t generation, int fd, const char* data, std::size_t len) override;
+  void recv(std::uint32_t link, std::uint32_t generation, int fd, char* data, std::size_t len) override;
+  void cancel(std::uint32_t link, std::uint32_t generation, db::Io io) override;
   void on_result(const db::Waiter& waiter, const db::Result& result) override;
   void start_database();
 
@@ -166,6 +169,9 @@ class Shard final : private db::Poller, private db::Sink {
   const std::span<const ShardCounters* const> all_shards_;
   http::RequestParser::Limits limits_;
 
+  // Declared before the ring so that it is destroyed after it: operations
+  // the ring still holds may point into the pool's buffers.
+  std::unique_ptr<db::Pool> db_;  // with --db only; built on the shard's thread
   uring::Ring ring_;
   uring::ReceiveBuffers buffers_;
   uring::SlotTable<Connection> table_;  // mapped once; slots constructed on first use
@@ -184,7 +190,6 @@ class Shard final : private db::Poller, private db::Sink {
   std::vector<int> pending_fds_;     // accepted, waiting for a reclaimed slot
 
   std::unique_ptr<App> app_;  // built on the shard's thread, so its memory is the shard's
-  std::unique_ptr<db::Pool> db_;  // with --db only; likewise built on the shard's thread
   http::DateCache date_;
   FramingCache framing_;
   std::uint64_t now_ms_ = 0;

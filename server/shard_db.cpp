@@ -1,9 +1,10 @@
 // The shard's side of its database connections (server/db/pool.hpp): their
-// sockets polled on the shard's own ring, one-shot (re-armed by the pool
-// after each completion: libpq reads at most a buffer per call, so an
-// edge-triggered multishot poll could leave input unreported), and each
-// result framed into the response that waited for it, in its place in the
-// connection's queue.
+// sockets' operations on the shard's own ring (one-shot polls while libpq
+// does the I/O, re-armed by the pool after each completion, since libpq
+// reads at most a buffer per call and an edge-triggered multishot poll
+// could leave input unreported; sends and receives once the pool speaks
+// the query protocol itself), and each result framed into the response
+// that waited for it, in its place in the connection's queue.
 
 #include <poll.h>
 
@@ -24,12 +25,26 @@ void Shard::start_database() {
   config.links = options_.db_pool;
   config.queue_max = options_.db_queue;
   config.timeout_ms = options_.db_timeout_ms;
-  db::Poller& poller = *this;  // private bases: converted here, where they are accessible
+  db::Driver& driver = *this;  // private bases: converted here, where they are accessible
   db::Sink& sink = *this;
-  db_ = std::make_unique<db::Pool>(config, poller, sink, counters_.db, now_ms_);
+  db_ = std::make_unique<db::Pool>(config, driver, sink, counters_.db, now_ms_);
   app_->set_database(db_.get());
   db_->start();
 }
+
+namespace {
+
+Op op_of(db::Io io) {
+  switch (io) {
+    case db::Io::poll_read: return Op::db_read;
+    case db::Io::poll_write: return Op::db_write;
+    case db::Io::send: return Op::db_send;
+    case db::Io::recv: return Op::db_recv;
+  }
+  return Op::none;
+}
+
+}  // namespace
 
 void Shard::poll(std::uint32_t link, std::uint32_t generation, int fd, bool write) {
   io_uring_sqe* sqe = ring_.sqe();
@@ -37,9 +52,21 @@ void Shard::poll(std::uint32_t link, std::uint32_t generation, int fd, bool writ
   sqe->user_data = uring::encode({write ? Op::db_write : Op::db_read, link, generation});
 }
 
-void Shard::cancel_poll(std::uint32_t link, std::uint32_t generation, bool write) {
+void Shard::send(std::uint32_t link, std::uint32_t generation, int fd, const char* data, std::size_t len) {
   io_uring_sqe* sqe = ring_.sqe();
-  io_uring_prep_cancel64(sqe, uring::encode({write ? Op::db_write : Op::db_read, link, generation}), 0);
+  io_uring_prep_send(sqe, fd, data, len, MSG_NOSIGNAL);
+  sqe->user_data = uring::encode({Op::db_send, link, generation});
+}
+
+void Shard::recv(std::uint32_t link, std::uint32_t generation, int fd, char* data, std::size_t len) {
+  io_uring_sqe* sqe = ring_.sqe();
+  io_uring_prep_recv(sqe, fd, data, len, 0);
+  sqe->user_data = uring::encode({Op::db_recv, link, generation});
+}
+
+void Shard::cancel(std::uint32_t link, std::uint32_t generation, db::Io io) {
+  io_uring_sqe* sqe = ring_.sqe();
+  io_uring_prep_cancel64(sqe, uring::encode({op_of(io), link, generation}), 0);
   sqe->user_data = uring::encode({Op::cancel, shard_slot, 0});
 }
 

@@ -25,6 +25,8 @@ enum class Op : std::uint8_t {
   connect = 9,   // the client's connect of a connection
   db_read = 10,  // poll for input on a shard's database connection (slot: its index)
   db_write = 11, // poll for room to write on one
+  db_send = 12,  // send of queries on one (the pool's own protocol)
+  db_recv = 13,  // receive of results on one
 };
 
 inline constexpr unsigned slot_bits = 24;

@@ -2,6 +2,7 @@
 
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <sys/socket.h>
 
 #include <algorithm>
@@ -16,21 +17,29 @@ namespace {
 // connection exceptions, transaction rollbacks (serialization failures,
 // deadlocks), insufficient resources, operator intervention (a shutdown or
 // restart). Their queries are answered unavailable (503), the rest failed.
-bool retryable(const char* sqlstate) {
-  if (sqlstate == nullptr || std::strlen(sqlstate) < 2) return false;
-  const std::string_view cls(sqlstate, 2);
+bool retryable(std::string_view sqlstate) {
+  if (sqlstate.size() < 2) return false;
+  const std::string_view cls = sqlstate.substr(0, 2);
   return cls == "08" || cls == "40" || cls == "53" || cls == "57";
 }
 
 }  // namespace
 
-Pool::Pool(const PoolConfig& config, Poller& poller, Sink& sink, Counters& counters, const std::uint64_t& now_ms)
-    : config_(config), poller_(poller), sink_(sink), counters_(counters), links_(config.links), now_ms_(now_ms) {
+Pool::Pool(const PoolConfig& config, Driver& driver, Sink& sink, Counters& counters, const std::uint64_t& now_ms)
+    : config_(config), driver_(driver), sink_(sink), counters_(counters), links_(config.links), now_ms_(now_ms) {
   assert(config.links > 0 && config.queue_max > 0);
-  for (Link& l : links_) l.fifo.resize(config.queue_max + statement_count);
+  const std::size_t entries = config.queue_max + statement_count;
+  for (Link& l : links_) {
+    l.fifo.resize(entries);
+    l.rows.resize(entries * row_bytes_max);
+    l.out.resize(entries * wire::query_bytes_max);
+    l.in.resize(input_bytes);
+  }
 }
 
 Pool::~Pool() {
+  // The shard's ring is gone by now (it is destroyed first), so no
+  // operation can still reach these buffers.
   for (Link& l : links_) {
     if (l.pg != nullptr) PQfinish(l.pg);
   }
@@ -42,20 +51,16 @@ void Pool::start() {
 
 Submit Pool::read_user(std::string_view id_digits, const Waiter& waiter) {
   assert(!id_digits.empty() && id_digits.size() < 21);
-  std::memcpy(name_, id_digits.data(), id_digits.size());
-  name_[id_digits.size()] = '\0';
-  return submit(Statement::user_by_id, name_, waiter);
+  return submit(Statement::user_by_id, id_digits, waiter);
 }
 
 Submit Pool::insert_user(std::string_view name, const Waiter& waiter) {
   assert(!name.empty() && name.size() <= name_bytes_max);
   assert(name.find('\0') == std::string_view::npos && "a text parameter ends at its first NUL");
-  std::memcpy(name_, name.data(), name.size());
-  name_[name.size()] = '\0';
-  return submit(Statement::user_insert, name_, waiter);
+  return submit(Statement::user_insert, name, waiter);
 }
 
-Submit Pool::submit(Statement statement, const char* param, const Waiter& waiter) {
+Submit Pool::submit(Statement statement, std::string_view param, const Waiter& waiter) {
   if (in_flight_ >= config_.queue_max) {
     counters_.refused_queue_full.add();
     return Submit::queue_full;
@@ -68,29 +73,52 @@ Submit Pool::submit(Statement statement, const char* param, const Waiter& waiter
     counters_.refused_unavailable.add();
     return Submit::unavailable;
   }
-  cork(*best);
-  if (!send(*best, Kind::query, statement, param, waiter)) {
-    // The connection failed under us: closed after this batch, not here, in
-    // the middle of a handler (closing it answers its other waiters).
-    best->broken = true;
-    counters_.refused_unavailable.add();
-    return Submit::unavailable;
+  Link& l = *best;
+  if (l.own_protocol) {
+    // Queued; the batch's queries leave together in send_queued().
+    assert(l.out_len + wire::query_bytes_max <= l.out.size());
+    l.out_len += wire::encode_query(l.out.data() + l.out_len, statements[std::size_t(statement)].name, param);
+  } else {
+    std::memcpy(param_, param.data(), param.size());
+    param_[param.size()] = '\0';
+    cork(l);
+    if (!send_libpq(l, Kind::query, statement, param_)) {
+      // The connection failed under us: closed after this batch, not here,
+      // in the middle of a handler (closing it answers its other waiters).
+      l.broken = true;
+      counters_.refused_unavailable.add();
+      return Submit::unavailable;
+    }
   }
+  push(l, Kind::query, statement, waiter);
   ++in_flight_;
   counters_.queries.add();
   counters_.queries_in_flight.set(in_flight_);
   return Submit::accepted;
 }
 
-// One statement's Parse (a prepare) or Bind/Execute (a query), then its own
-// Sync. In libpq 15 PQpipelineSync also flushes: one write per query. A
-// flush that could not send everything leaves the rest for a write poll.
-bool Pool::send(Link& link, Kind kind, Statement statement, const char* param, const Waiter& waiter) {
+Pool::Entry& Pool::push(Link& link, Kind kind, Statement statement, const Waiter& waiter) {
   assert(link.count < link.fifo.size());
+  Entry& e = link.fifo[(link.head + link.count) % link.fifo.size()];
+  e = Entry{};
+  e.kind = kind;
+  e.statement = statement;
+  e.sent_ms = now_ms_;
+  e.waiter = waiter;
+  ++link.count;
+  return e;
+}
+
+// Through libpq: one statement's Parse (a prepare) or Bind/Execute (a
+// query), then its own Sync. libpq 15's PQpipelineSync also flushes: one
+// write per query (corked by the caller). A flush that could not send
+// everything leaves the rest for a write poll.
+bool Pool::send_libpq(Link& link, Kind kind, Statement statement, const char* param) {
   const StatementText& text = statements[std::size_t(statement)];
   const int sent = kind == Kind::prepare ? PQsendPrepare(link.pg, text.name, text.sql, 1, nullptr)
                                          : PQsendQueryPrepared(link.pg, text.name, 1, &param, nullptr, nullptr, 0);
   if (sent != 1 || PQpipelineSync(link.pg) != 1) return false;
+  if (kind == Kind::query) counters_.sends.add();  // PQpipelineSync's flush
   const int flushed = PQflush(link.pg);
   if (flushed < 0) return false;
   if (flushed == 1) {
@@ -99,15 +127,12 @@ bool Pool::send(Link& link, Kind kind, Statement statement, const char* param, c
     link.want_write = true;
     link.needs_drain = true;
   }
-  Entry& e = link.fifo[(link.head + link.count) % link.fifo.size()];
-  e = Entry{kind, statement, false, now_ms_, waiter};
-  ++link.count;
   return true;
 }
 
 void Pool::connect(std::uint32_t index) {
   Link& l = links_[index];
-  assert(l.state == State::down && l.pg == nullptr);
+  assert(l.state == State::down && l.pg == nullptr && l.ops == 0);
   // The connection string is expanded as dbname (a URL or key=value
   // pairs), and overrides the defaults before it: GSSAPI encryption off
   // unless asked for (libpq's "prefer" looks for Kerberos credentials on
@@ -118,6 +143,7 @@ void Pool::connect(std::uint32_t index) {
   const char* const values[] = {"disable", config_.conninfo.c_str(), config_.application_name.c_str(), nullptr};
   l.pg = PQconnectStartParams(keys, values, 1);
   l.state = State::connecting;
+  l.own_protocol = false;
   l.deadline_ms = now_ms_ + connect_timeout_ms;
   if (l.pg == nullptr || PQstatus(l.pg) == CONNECTION_BAD) {
     fail(index, &counters_.errors_connect);
@@ -160,19 +186,28 @@ bool Pool::on_connected(Link& link) {
   link.deadline_ms = now_ms_ + connect_timeout_ms;
   link.prepares_left = statement_count;
   for (std::size_t s = 0; s < statement_count; ++s) {
-    if (!send(link, Kind::prepare, Statement(s), nullptr, Waiter{})) return false;
+    if (!send_libpq(link, Kind::prepare, Statement(s), nullptr)) return false;
+    push(link, Kind::prepare, Statement(s), Waiter{});
   }
   return true;
 }
 
-void Pool::on_poll(std::uint32_t index, std::uint32_t generation, bool write, std::int32_t res) {
-  if (index >= links_.size()) return;
+void Pool::on_io(std::uint32_t index, std::uint32_t generation, Io io, std::int32_t res) {
+  assert(index < links_.size());
   Link& l = links_[index];
-  if (generation != l.generation) return;  // for a connection since closed
-  (write ? l.write_armed : l.read_armed) = false;
-  if (res == -ECANCELED) return;
+  assert(l.ops > 0 && "a completion for no operation in flight");
+  --l.ops;
+  if (generation != l.generation) return;  // for a socket since closed: its buffers wait for ops == 0
+  switch (io) {
+    case Io::poll_read: l.read_armed = false; break;
+    case Io::poll_write: l.write_armed = false; break;
+    case Io::send: l.send_armed = false; return on_sent(index, res);
+    case Io::recv: l.recv_armed = false; return on_received(index, res);
+  }
+  if (res == -ECANCELED || l.own_protocol) return;  // polls end when the own protocol takes over
   // Any other error (-EBADF cannot happen: the socket is open while its
   // generation is current) shows itself in the libpq call below.
+  const bool write = io == Io::poll_write;
   switch (l.state) {
     case State::down: return;
     case State::connecting:
@@ -213,18 +248,18 @@ void Pool::on_writable(std::uint32_t index) {
   if (drain(index)) rearm(index);
 }
 
-// Every result libpq has whole, in pipeline order: a query's result (or
-// error), the end of its results (null), then its Sync. False if the
+// Every result libpq has whole, in pipeline order: a statement's result (or
+// error), the end of its results (null), then its Sync's. False if the
 // connection failed (and was closed).
 bool Pool::drain(std::uint32_t index) {
   Link& l = links_[index];
   l.needs_drain = false;
   int nulls_in_a_row = 0;
-  while (l.count > 0 && PQisBusy(l.pg) == 0) {
+  while (l.count > 0 && !l.own_protocol && PQisBusy(l.pg) == 0) {
     PGresult* r = PQgetResult(l.pg);
     if (r == nullptr) {
-      // Between a query's results and its Sync; twice running means libpq
-      // has nothing more without input.
+      // Between a statement's results and its Sync; twice running means
+      // libpq has nothing more without input.
       if (++nulls_in_a_row == 2) break;
       continue;
     }
@@ -233,73 +268,224 @@ bool Pool::drain(std::uint32_t index) {
     const ExecStatusType status = PQresultStatus(r);
     if (status == PGRES_PIPELINE_SYNC) {
       PQclear(r);
-      if (!e.answered) {
+      if (!e.completed) {
         // A Sync with no result before it: libpq and we disagree on the
         // pipeline. Nothing after it can be trusted.
         fail(index, &counters_.errors_lost);
         return false;
       }
-      l.head = (l.head + 1) % l.fifo.size();
-      --l.count;
-      if (e.kind == Kind::query) {
-        --in_flight_;
-      } else if (--l.prepares_left == 0) {
-        l.state = State::ready;
-        l.backoff_ms = 0;
-        ++up_;
-        counters_.links_up.set(up_);
-      }
+      pop_and_answer(index);
       continue;
     }
-    if (e.answered) {  // more than one result for one statement: the first answered it
-      PQclear(r);
-      continue;
-    }
-    e.answered = true;
-    if (e.kind == Kind::prepare) {
-      PQclear(r);
-      if (status != PGRES_COMMAND_OK) {
+    if (!e.completed) {
+      e.completed = true;
+      if (e.kind == Kind::prepare && status != PGRES_COMMAND_OK) {
+        PQclear(r);
         fail(index, &counters_.errors_connect);
         return false;
       }
-      continue;
+      if (e.kind == Kind::query) record(l, e, r);
     }
-    answer(e, r);
-    PQclear(r);
+    PQclear(r);  // a second result for one statement: the first counts
   }
   counters_.queries_in_flight.set(in_flight_);
-  if (PQstatus(l.pg) == CONNECTION_BAD) {
+  if (!l.own_protocol && PQstatus(l.pg) == CONNECTION_BAD) {
     fail(index, l.state == State::ready ? &counters_.errors_lost : &counters_.errors_connect);
     return false;
   }
   return true;
 }
 
-void Pool::answer(Entry& e, PGresult* r) {
-  Result result{e.statement, Outcome::failed, {}, {}};
+// A libpq result, kept in the entry until its Sync's answer.
+void Pool::record(Link& link, Entry& e, PGresult* r) {
   switch (PQresultStatus(r)) {
     case PGRES_TUPLES_OK:
-      if (PQntuples(r) == 0) {
-        result.outcome = Outcome::no_row;
-      } else if (PQnfields(r) == 2) {
-        result.outcome = Outcome::row;
-        result.id = std::string_view(PQgetvalue(r, 0, 0), std::size_t(PQgetlength(r, 0, 0)));
-        result.name = std::string_view(PQgetvalue(r, 0, 1), std::size_t(PQgetlength(r, 0, 1)));
+      if (PQntuples(r) > 0) {
+        if (PQnfields(r) < 2 || PQgetisnull(r, 0, 0) || PQgetisnull(r, 0, 1)) {
+          e.error = Outcome::failed;
+          return;
+        }
+        keep_row(link, e, std::string_view(PQgetvalue(r, 0, 0), std::size_t(PQgetlength(r, 0, 0))),
+                 std::string_view(PQgetvalue(r, 0, 1), std::size_t(PQgetlength(r, 0, 1))));
       }
-      break;
-    case PGRES_FATAL_ERROR:
+      return;
+    case PGRES_FATAL_ERROR: {
       counters_.errors_query.add();
-      result.outcome = retryable(PQresultErrorField(r, PG_DIAG_SQLSTATE)) ? Outcome::unavailable : Outcome::failed;
-      break;
-    case PGRES_PIPELINE_ABORTED: result.outcome = Outcome::unavailable; break;
-    default: counters_.errors_query.add(); break;
+      const char* sqlstate = PQresultErrorField(r, PG_DIAG_SQLSTATE);
+      e.error = retryable(sqlstate != nullptr ? sqlstate : "") ? Outcome::unavailable : Outcome::failed;
+      return;
+    }
+    case PGRES_PIPELINE_ABORTED: e.error = Outcome::unavailable; return;
+    default: counters_.errors_query.add(); e.error = Outcome::failed; return;
+  }
+}
+
+void Pool::keep_row(Link& link, Entry& e, std::string_view id, std::string_view name) {
+  if (e.has_row) return;  // one row is all these statements return
+  if (id.size() + name.size() > row_bytes_max) {
+    e.error = Outcome::failed;  // not ours to shorten
+    return;
+  }
+  char* row = link.rows.data() + index_of(link, e) * row_bytes_max;
+  std::memcpy(row, id.data(), id.size());
+  std::memcpy(row + id.size(), name.data(), name.size());
+  e.id_len = std::uint16_t(id.size());
+  e.name_len = std::uint16_t(name.size());
+  e.has_row = true;
+}
+
+// The oldest statement's Sync was answered: its transaction is over. A
+// query's waiter hears its result; the last prepare makes the connection
+// ready.
+void Pool::pop_and_answer(std::uint32_t index) {
+  Link& l = links_[index];
+  assert(l.count > 0);
+  Entry& e = front(l);
+  l.head = (l.head + 1) % l.fifo.size();
+  --l.count;
+  if (e.kind == Kind::prepare) {
+    if (--l.prepares_left == 0) {
+      l.state = State::ready;
+      l.backoff_ms = 0;
+      ++up_;
+      counters_.links_up.set(up_);
+      // Without TLS (and with libpq's output sent), the pool speaks the
+      // query protocol itself from now on; libpq keeps the connection only
+      // to close it. Its input poll ends: receives take over.
+      if (PQsslInUse(l.pg) == 0 && !l.want_write && !l.needs_drain) {
+        l.own_protocol = true;
+        if (l.read_armed) driver_.cancel(index, l.generation, Io::poll_read);
+        if (l.write_armed) driver_.cancel(index, l.generation, Io::poll_write);
+      }
+    }
+    return;
+  }
+  --in_flight_;
+  Result result{e.statement, Outcome::failed, {}, {}};
+  if (e.error != Outcome::row) {
+    result.outcome = e.error;
+  } else if (!e.completed) {
+    result.outcome = Outcome::failed;  // a Sync answered with no result before it
+  } else if (e.has_row) {
+    const char* row = l.rows.data() + index_of(l, e) * row_bytes_max;
+    result.outcome = Outcome::row;
+    result.id = std::string_view(row, e.id_len);
+    result.name = std::string_view(row + e.id_len, e.name_len);
+  } else {
+    result.outcome = Outcome::no_row;
   }
   sink_.on_result(e.waiter, result);
 }
 
-// Closes the connection: its unanswered queries are answered unavailable,
-// its polls cancelled (a late one is stale by generation), and it is
-// reconnected after the backoff (never, once stopped).
+// ---------------------------------------------------------------------------
+// The own protocol (server/db/wire.hpp): one send of everything queued, one
+// receive always armed.
+
+void Pool::send_now(std::uint32_t index) {
+  Link& l = links_[index];
+  if (l.send_armed || l.out_len == 0 || l.state != State::ready || !l.own_protocol) return;
+  l.sending = l.out_len;
+  l.send_armed = true;
+  counters_.sends.add();
+  ++l.ops;
+  driver_.send(index, l.generation, l.fd, l.out.data(), l.sending);
+}
+
+void Pool::on_sent(std::uint32_t index, std::int32_t res) {
+  Link& l = links_[index];
+  if (res <= 0) {
+    fail(index, &counters_.errors_lost);
+    return;
+  }
+  // Queries queued meanwhile sit after the bytes the send was given; what
+  // it did not write (a short write) goes again with them, in order.
+  assert(std::size_t(res) <= l.sending);
+  std::memmove(l.out.data(), l.out.data() + res, l.out_len - std::size_t(res));
+  l.out_len -= std::size_t(res);
+  l.sending = 0;
+  send_now(index);
+}
+
+void Pool::on_received(std::uint32_t index, std::int32_t res) {
+  Link& l = links_[index];
+  if (res <= 0) {  // the server closed, or the socket failed
+    fail(index, &counters_.errors_lost);
+    return;
+  }
+  l.in_len += std::size_t(res);
+  std::size_t at = 0;
+  while (true) {
+    wire::Message m;
+    std::size_t used = 0;
+    const wire::Parse p =
+        wire::next_message(std::string_view(l.in.data() + at, l.in_len - at), l.in.size() - 5, m, used);
+    if (p == wire::Parse::incomplete) break;
+    if (p == wire::Parse::invalid || !on_message(index, m)) {
+      if (l.state != State::down) fail(index, &counters_.errors_lost);
+      return;
+    }
+    at += used;
+  }
+  std::memmove(l.in.data(), l.in.data() + at, l.in_len - at);
+  l.in_len -= at;
+  counters_.queries_in_flight.set(in_flight_);
+  rearm(index);
+}
+
+// One backend message, for the oldest query. False: the stream cannot be
+// followed (or the server said it is leaving).
+bool Pool::on_message(std::uint32_t index, const wire::Message& m) {
+  Link& l = links_[index];
+  switch (m.type) {
+    case 'D': {  // DataRow
+      if (l.count == 0) return false;
+      Entry& e = front(l);
+      std::string_view id, name;
+      if (!wire::data_row_two_columns(m.body, id, name)) {
+        e.error = Outcome::failed;
+      } else {
+        keep_row(l, e, id, name);
+      }
+      return true;
+    }
+    case 'C':  // CommandComplete
+      if (l.count == 0) return false;
+      front(l).completed = true;
+      return true;
+    case 'E': {  // ErrorResponse: for the oldest query, or (none in flight) the server leaving
+      if (l.count == 0) return false;
+      Entry& e = front(l);
+      counters_.errors_query.add();
+      e.error = retryable(wire::error_sqlstate(m.body)) ? Outcome::unavailable : Outcome::failed;
+      e.completed = true;
+      return true;
+    }
+    case 'Z':  // ReadyForQuery: the Sync's answer, the query's transaction over
+      if (l.count == 0) return false;
+      pop_and_answer(index);
+      return true;
+    case '1':  // ParseComplete
+    case '2':  // BindComplete
+    case '3':  // CloseComplete
+    case 'n':  // NoData
+    case 'T':  // RowDescription
+    case 's':  // PortalSuspended
+    case 'N':  // NoticeResponse
+    case 'S':  // ParameterStatus
+    case 'A':  // NotificationResponse
+      return true;
+    default: return false;
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Failure, sockets, polls.
+
+// Closes the connection: its queries are answered unavailable (a result
+// whose Sync never came is not known to have committed), its operations
+// cancelled (a late one is stale by generation, and its buffers are reused
+// only once it has completed), and it is reconnected after the backoff
+// (never, once stopped).
 void Pool::fail(std::uint32_t index, metrics::Counter* why) {
   Link& l = links_[index];
   if (why != nullptr) why->add();
@@ -311,8 +497,6 @@ void Pool::fail(std::uint32_t index, metrics::Counter* why) {
     Entry& e = l.fifo[(l.head + k) % l.fifo.size()];
     if (e.kind != Kind::query) continue;
     --in_flight_;
-    if (e.answered) continue;
-    e.answered = true;
     sink_.on_result(e.waiter, Result{e.statement, Outcome::unavailable, {}, {}});
   }
   l.head = 0;
@@ -322,19 +506,23 @@ void Pool::fail(std::uint32_t index, metrics::Counter* why) {
   if (l.pg != nullptr) PQfinish(l.pg);
   l.pg = nullptr;
   l.state = State::down;
+  l.own_protocol = false;
   l.want_write = l.needs_drain = l.broken = l.corked = false;
   l.cork_works = true;
+  l.out_len = l.sending = l.in_len = 0;
   l.backoff_ms = l.backoff_ms == 0 ? reconnect_backoff_min_ms : std::min(2 * l.backoff_ms, reconnect_backoff_max_ms);
   l.retry_at_ms = now_ms_ + l.backoff_ms;
 }
 
-// A new socket (or none): polls on the old one are cancelled and made stale.
+// A new socket (or none): operations on the old one are cancelled and made stale.
 void Pool::set_fd(std::uint32_t index, int fd) {
   Link& l = links_[index];
   if (fd == l.fd) return;
-  if (l.read_armed) poller_.cancel_poll(index, l.generation, false);
-  if (l.write_armed) poller_.cancel_poll(index, l.generation, true);
-  l.read_armed = l.write_armed = false;
+  if (l.read_armed) driver_.cancel(index, l.generation, Io::poll_read);
+  if (l.write_armed) driver_.cancel(index, l.generation, Io::poll_write);
+  if (l.send_armed) driver_.cancel(index, l.generation, Io::send);
+  if (l.recv_armed) driver_.cancel(index, l.generation, Io::recv);
+  l.read_armed = l.write_armed = l.send_armed = l.recv_armed = false;
   ++l.generation;
   l.fd = fd;
 }
@@ -342,25 +530,36 @@ void Pool::set_fd(std::uint32_t index, int fd) {
 void Pool::rearm(std::uint32_t index) {
   Link& l = links_[index];
   if (l.state == State::down || l.fd < 0) return;
+  if (l.own_protocol) {
+    if (!l.recv_armed) {
+      assert(l.in_len < l.in.size());
+      l.recv_armed = true;
+      ++l.ops;
+      driver_.recv(index, l.generation, l.fd, l.in.data() + l.in_len, l.in.size() - l.in_len);
+    }
+    return;
+  }
   const bool connecting = l.state == State::connecting;
   // Once connected, always readable-polled: a server that closes (a
   // restart, an administrator) is seen at once, not at the next query.
   const bool want_read = connecting ? l.connect_wants == PGRES_POLLING_READING : true;
   const bool want_write = connecting ? l.connect_wants == PGRES_POLLING_WRITING : l.want_write;
   if (want_read && !l.read_armed) {
-    poller_.poll(index, l.generation, l.fd, false);
     l.read_armed = true;
+    ++l.ops;
+    driver_.poll(index, l.generation, l.fd, false);
   }
   if (want_write && !l.write_armed) {
-    poller_.poll(index, l.generation, l.fd, true);
     l.write_armed = true;
+    ++l.ops;
+    driver_.poll(index, l.generation, l.fd, true);
   }
 }
 
-// libpq 15's PQpipelineSync writes each query as it is queued (libpq 17's
-// PQsendPipelineSync would not). Corked, those writes only fill the socket
-// buffer, and the batch's queries leave in one segment when it is uncorked
-// after the batch: one wake-up of the database per batch, not per query.
+// Through libpq (TLS), each query is a write as it is queued. Corked, those
+// writes only fill the socket buffer, and the batch's queries leave in one
+// segment when it is uncorked after the batch: one wake-up of the database
+// per batch, not per query.
 void Pool::cork(Link& link) {
   if (link.corked || !link.cork_works) return;
   const int one = 1;
@@ -383,14 +582,17 @@ void Pool::after_batch() {
     Link& l = links_[i];
     if (l.broken) {
       fail(i, &counters_.errors_lost);
-    } else if (l.needs_drain && l.state != State::down) {
+    } else if (l.needs_drain && l.state != State::down && !l.own_protocol) {
       if (drain(i)) rearm(i);
     }
   }
 }
 
 void Pool::send_queued() {
-  for (Link& l : links_) uncork(l);
+  for (std::uint32_t i = 0; i < links_.size(); ++i) {
+    uncork(links_[i]);
+    send_now(i);
+  }
 }
 
 void Pool::on_tick() {
@@ -398,7 +600,9 @@ void Pool::on_tick() {
     Link& l = links_[i];
     switch (l.state) {
       case State::down:
-        if (!stopped_ && now_ms_ >= l.retry_at_ms) connect(i);
+        // A socket's buffers are reused only when every operation of its
+        // earlier use has completed (cancels are quick).
+        if (!stopped_ && l.ops == 0 && now_ms_ >= l.retry_at_ms) connect(i);
         break;
       case State::connecting:
       case State::preparing:

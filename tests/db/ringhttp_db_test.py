@@ -21,6 +21,8 @@ throwaway cluster of our own (db/cluster.sh), over real sockets.
   sixth requests get 503 at once, the four in flight are answered 200 once
   the backends resume;
 - a query past --db-timeout-ms: 503, its connection replaced, service goes on;
+- a row too large to answer is 500; one past a connection's input buffer
+  costs that connection (503), which is re-made;
 - the database restarted under load: 503s while it is down, 200s after,
   the same server process, the client sees no transport error;
 - the same reads, plain and pipelined, over TLS (sslmode=require);
@@ -216,9 +218,10 @@ def check_reads_and_writes(build, s, url, failures):
         failures.append("200 client writes did not add 200 rows")
 
 
-def check_pipelined(s, failures):
+def check_pipelined(s, failures, own_protocol=True):
     # Immediate answers (400 for id 0) between deferred ones (rows, and 404s
     # for ids past the table) must still come in request order.
+    before = metrics(s.port)
     ids = []
     for i in range(100):
         ids.append("0" if i % 10 == 3 else str(20000 + i) if i % 15 == 7 else str((i * 37) % 10000 + 1))
@@ -232,6 +235,20 @@ def check_pipelined(s, failures):
         if status != want[0] or want[1] not in body:
             failures.append(f"pipelined response {i} (id {x}): {status} {body!r}, not {want}")
             break
+    # A batch's queries share a send on each database connection: the first
+    # batch parses about 30 requests (as many as the connection's queue of
+    # 32 has room for), at least 27 of them valid, in at most 2 sends, so
+    # the 90 take at most 2 + 63 however the rest are batched; through
+    # libpq (TLS) each query is its own write.
+    after = metrics(s.port)
+    queries = after["ringhttp_db_queries_total"] - before["ringhttp_db_queries_total"]
+    sends = after["ringhttp_db_sends_total"] - before["ringhttp_db_sends_total"]
+    if queries != 90:
+        failures.append(f"{queries} queries for 90 valid pipelined reads")
+    elif own_protocol and sends > 65:
+        failures.append(f"90 pipelined queries took {sends} sends: not one per batch")
+    elif not own_protocol and sends != queries:
+        failures.append(f"over TLS (libpq) {sends} sends for {queries} queries, not one each")
 
 
 def raw_exchange(port, request_bytes):
@@ -297,6 +314,29 @@ def check_disconnect_mid_query(s, url, failures):
         failures.append("the server does not serve after a client left mid-query")
 
 
+def check_oversized_rows(s, url, failures):
+    """Rows db/schema.sql's CHECK would refuse, in a table without it: one
+    too large to answer is a 500; one too large for a connection's input
+    buffer (64 KiB) costs that connection (503), which is re-made."""
+    psql(url, "ALTER TABLE users DROP CONSTRAINT IF EXISTS users_name_check")
+    psql(url, "INSERT INTO users (id, name) VALUES (20001, repeat('x', 600)), (20002, repeat('y', 70000))")
+    lost = metrics(s.port)['ringhttp_db_errors_total{class="lost"}']
+    got = request(s.port, "GET", "/db/users/20001")[:2]
+    if got != (500, '{"error":"database error"}'):
+        failures.append(f"a 600-byte name: {got}, not 500 database error")
+    if metrics(s.port)['ringhttp_db_errors_total{class="lost"}'] != lost:
+        failures.append("a row too large to answer cost its connection")
+    got = request(s.port, "GET", "/db/users/20002")[:2]
+    if got != (503, '{"error":"database unavailable"}'):
+        failures.append(f"a 70,000-byte name: {got}, not 503 database unavailable")
+    if metrics(s.port)['ringhttp_db_errors_total{class="lost"}'] != lost + 1:
+        failures.append("a message past the input buffer did not close its connection")
+    psql(url, "DELETE FROM users WHERE id > 20000")
+    wait_for("the connection re-made", lambda: metrics(s.port)["ringhttp_db_connections_up"] == 2, 20)
+    if request(s.port, "GET", "/db/users/11")[:2] != (200, '{"id":11,"name":"user-11"}'):
+        failures.append("no service after an oversized row")
+
+
 def check_timeout(s, url, failures):
     pids = backends(url)
     errors = metrics(s.port)['ringhttp_db_errors_total{class="timeout"}']
@@ -356,7 +396,7 @@ def check_tls(build, url, d, failures):
         if code != 0 or report.get("requests") != 3000 or report.get("errors_total") != 0:
             failures.append(f"reads over TLS: exit {code}, {report.get('requests')} requests, errors "
                             f"{report.get('errors')}: {err[-500:]}")
-        check_pipelined(s, failures)
+        check_pipelined(s, failures, own_protocol=False)
     finally:
         s.stop(failures)
 
@@ -456,6 +496,7 @@ def main():
         check_framing(s, failures)
         check_disconnect_mid_query(s, url, failures)
         check_timeout(s, url, failures)
+        check_oversized_rows(s, url, failures)
         check_restart(build, s, d, db_port, failures)
         if metrics(s.port)["ringhttp_stale_completions_total"] != 0:
             failures.append("stale completions")
