@@ -61,7 +61,8 @@ constexpr const char* usage_text =
     "                            an IP address or a socket directory, e.g.\n"
     "                            postgresql://user@127.0.0.1:5432/db (default: none; /db routes answer 503)\n"
     "  --db-pool N               database connections per shard, in pipeline mode (default 2)\n"
-    "  --db-queue N              database queries in flight per shard; beyond, 503 at once (default 512)\n"
+    "  --db-queue N              database queries in flight per shard, an equal share on each of its\n"
+    "                            connections; beyond, 503 at once (default 512)\n"
     "  --db-timeout-ms N         a query's deadline: past it its connection is closed and every query on\n"
     "                            it answered 503, then reconnected (default 5000)\n"
     "  --help, --version\n";

@@ -26,9 +26,18 @@ bool retryable(std::string_view sqlstate) {
 }  // namespace
 
 Pool::Pool(const PoolConfig& config, Driver& driver, Sink& sink, Counters& counters, const std::uint64_t& now_ms)
-    : config_(config), driver_(driver), sink_(sink), counters_(counters), links_(config.links), now_ms_(now_ms) {
+    : config_(config),
+      driver_(driver),
+      sink_(sink),
+      counters_(counters),
+      links_(config.links),
+      per_link_max_((config.queue_max + config.links - 1) / config.links),
+      now_ms_(now_ms) {
   assert(config.links > 0 && config.queue_max > 0);
-  const std::size_t entries = config.queue_max + statement_count;
+  // The shard's queue is its connections' pipelines: each holds its share
+  // of --db-queue (and, while preparing, the statements), so memory is
+  // --db-queue's worth of queries and rows, however many connections.
+  const std::size_t entries = per_link_max_ + statement_count;
   for (Link& l : links_) {
     l.fifo.resize(entries);
     l.rows.resize(entries * row_bytes_max);
@@ -66,12 +75,19 @@ Submit Pool::submit(Statement statement, std::string_view param, const Waiter& w
     return Submit::queue_full;
   }
   Link* best = nullptr;
+  bool any_ready = false;
   for (Link& l : links_) {
-    if (l.state == State::ready && !l.broken && (best == nullptr || l.count < best->count)) best = &l;
+    if (l.state != State::ready || l.broken) continue;
+    any_ready = true;
+    if (l.count < per_link_max_ && (best == nullptr || l.count < best->count)) best = &l;
   }
-  if (best == nullptr) {
+  if (!any_ready) {
     counters_.refused_unavailable.add();
     return Submit::unavailable;
+  }
+  if (best == nullptr) {  // every ready connection's pipeline holds its share
+    counters_.refused_queue_full.add();
+    return Submit::queue_full;
   }
   Link& l = *best;
   if (l.own_protocol) {

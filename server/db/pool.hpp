@@ -102,7 +102,7 @@ struct PoolConfig {
   std::string conninfo;          // a libpq connection string or URL
   std::string application_name;  // unless the connection string names one
   std::uint32_t links = 2;       // connections
-  std::uint32_t queue_max = 512;     // queries in flight over all of them
+  std::uint32_t queue_max = 512;     // queries in flight over all of them, an equal share on each
   std::uint32_t timeout_ms = 5'000;  // a query's deadline
 };
 
@@ -181,8 +181,9 @@ class Pool {
     std::uint64_t deadline_ms = 0;  // connecting or preparing
     std::uint64_t retry_at_ms = 0;  // down
     std::uint32_t backoff_ms = 0;
-    // The pipeline, oldest first: a ring of queue_max + statement_count,
-    // and each entry's row storage (row_bytes_max at its index).
+    // The pipeline, oldest first: a ring of its share of queue_max (plus
+    // the statements while preparing), and each entry's row storage
+    // (row_bytes_max at its index).
     std::vector<Entry> fifo;
     std::vector<char> rows;
     std::size_t head = 0;
@@ -225,6 +226,7 @@ class Pool {
   Sink& sink_;
   Counters& counters_;
   std::vector<Link> links_;
+  const std::size_t per_link_max_;  // queries one connection's pipeline holds: its share of queue_max
   std::uint32_t in_flight_ = 0;  // queries (not prepares) over all links
   std::uint32_t up_ = 0;
   bool stopped_ = false;
