@@ -107,6 +107,124 @@ std::string base64(const std::string& bytes) {
   return out;
 }
 
+namespace {
+
+bool unbase64(std::string_view text, std::string& out) {
+  out.clear();
+  if (text.size() % 4 != 0) return false;
+  auto value = [](char c) -> int {
+    if (c >= 'A' && c <= 'Z') return c - 'A';
+    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+    if (c >= '0' && c <= '9') return c - '0' + 52;
+    if (c == '+') return 62;
+    if (c == '/') return 63;
+    return -1;
+  };
+  for (std::size_t i = 0; i < text.size(); i += 4) {
+    const bool last = i + 4 == text.size();
+    const int pad = last ? (text[i + 3] == '=') + (text[i + 2] == '=') : 0;
+    std::uint32_t v = 0;
+    for (int k = 0; k < 4; ++k) {
+      const int d = k >= 4 - pad ? 0 : value(text[i + std::size_t(k)]);
+      if (d < 0) return false;
+      v = v << 6 | std::uint32_t(d);
+    }
+    out += char(v >> 16);
+    if (pad < 2) out += char(v >> 8);
+    if (pad < 1) out += char(v);
+  }
+  return true;
+}
+
+std::uint32_t get_u32(std::string_view in, std::size_t at) {
+  std::uint32_t v = 0;
+  for (int i = 0; i < 4; ++i) v = v << 8 | std::uint8_t(in[at + std::size_t(i)]);
+  return v;
+}
+
+std::uint64_t get_u64(std::string_view in, std::size_t at) {
+  return std::uint64_t(get_u32(in, at)) << 32 | get_u32(in, at + 4);
+}
+
+// ZigZagEncoding.getLong: false past the end.
+bool get_zigzag(std::string_view in, std::size_t& at, std::int64_t& out) {
+  std::uint64_t v = 0;
+  for (int i = 0; i < 9; ++i) {
+    if (at >= in.size()) return false;
+    const std::uint8_t b = std::uint8_t(in[at++]);
+    if (i == 8) {
+      v |= std::uint64_t(b) << 56;
+      break;
+    }
+    v |= std::uint64_t(b & 0x7f) << (7 * i);
+    if ((b & 0x80) == 0) break;
+  }
+  out = std::int64_t(v >> 1) ^ -std::int64_t(v & 1);
+  return true;
+}
+
+}  // namespace
+
+bool add_compressed_v2(std::string_view text, Histogram& out, std::string& error) {
+  std::string packed;
+  if (!unbase64(text, packed) || packed.size() < 8 || get_u32(packed, 0) != v2_compressed_encoding_cookie) {
+    error = "not a V2 compressed histogram in base64";
+    return false;
+  }
+  const std::uint32_t compressed_bytes = get_u32(packed, 4);
+  if (compressed_bytes > packed.size() - 8) {
+    error = "a histogram's compressed length is past its end";
+    return false;
+  }
+  // The most a histogram of this layout can take: the header and a 9-byte
+  // count for every index.
+  std::string plain(v2_header_bytes + Histogram::counts_len * 9, '\0');
+  uLongf plain_bytes = uLongf(plain.size());
+  if (uncompress(reinterpret_cast<Bytef*>(plain.data()), &plain_bytes,
+                 reinterpret_cast<const Bytef*>(packed.data() + 8), uLong(compressed_bytes)) != Z_OK) {
+    error = "a histogram does not inflate (zlib)";
+    return false;
+  }
+  plain.resize(plain_bytes);
+  if (plain.size() < v2_header_bytes || get_u32(plain, 0) != v2_encoding_cookie) {
+    error = "not a V2 histogram inside";
+    return false;
+  }
+  const std::uint32_t payload = get_u32(plain, 4);
+  if (payload > plain.size() - v2_header_bytes || get_u32(plain, 8) != 0 ||
+      get_u32(plain, 12) != std::uint32_t(Histogram::significant_digits) ||
+      get_u64(plain, 16) != Histogram::lowest_trackable_ns || get_u64(plain, 24) != Histogram::highest_trackable_ns) {
+    error = "a histogram of another layout (this client writes 3 digits, 1 ns to 2^37 ns)";
+    return false;
+  }
+  const std::string_view counts(plain.data() + v2_header_bytes, payload);
+  Histogram::Sparse sparse;
+  std::size_t index = 0;
+  for (std::size_t at = 0; at < counts.size();) {
+    std::int64_t v = 0;
+    if (!get_zigzag(counts, at, v)) {
+      error = "a histogram's counts end inside a number";
+      return false;
+    }
+    if (v < 0) {  // a run of zeros
+      index += std::size_t(-v);
+      continue;
+    }
+    if (index >= Histogram::counts_len) {
+      error = "a histogram's counts run past its range";
+      return false;
+    }
+    if (v > 0) sparse.counts.emplace_back(std::uint32_t(index), std::uint64_t(v));
+    ++index;
+  }
+  if (!sparse.counts.empty()) {
+    sparse.min = Histogram::value_at_index(sparse.counts.front().first);
+    sparse.max = Histogram::highest_equivalent(Histogram::value_at_index(sparse.counts.back().first));
+  }
+  out.add(sparse);
+  return true;
+}
+
 std::string hdr_log_header(double start_epoch_s) {
   char date[64] = "";
   const std::time_t seconds = std::time_t(start_epoch_s);

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "client/histogram.hpp"
 
@@ -22,6 +23,13 @@ std::string encode_v2(const Histogram& histogram);
 // Empty on a zlib failure.
 std::string compress_v2(const Histogram& histogram);
 std::string base64(const std::string& bytes);
+
+// The reverse, for histograms this client wrote (3 significant digits, its
+// range): `text` is base64 of a V2 compressed histogram. Its counts are
+// added to `out` (the exact minimum and maximum are not in the encoding:
+// those of the lowest and highest buckets counted stand for them, as in
+// HdrHistogram). False, with `error` set, for anything else.
+bool add_compressed_v2(std::string_view text, Histogram& out, std::string& error);
 
 struct HdrLogInterval {
   double start_s = 0;   // from the log's StartTime (the measured window's start)

@@ -1,6 +1,8 @@
 #include "client/options.hpp"
 
+#include <algorithm>
 #include <charconv>
+#include <ctime>
 #include <cstdio>
 #include <fstream>
 #include <iterator>
@@ -43,12 +45,51 @@ constexpr const char* usage_text =
     "      --hdr-out FILE      latency distribution in HdrHistogram's .hgrm text format\n"
     "      --hdr-log FILE      HdrHistogram interval log (V2 compressed) of the measured window\n"
     "      --server-pid PID    also report the server's CPU time per request\n"
+    "      --shard I/N         run share I (0 to N-1) of N of the connections, the rate and -n: N\n"
+    "                          processes, on as many machines, together run what one would\n"
+    "      --start-at TIME     start the warm-up at this wall-clock instant: Unix seconds (e.g.\n"
+    "                          1764850000.5) or +DURATION from now (e.g. +5s); hosts share a clock (NTP)\n"
     "      --help, --version\n";
 
 constexpr std::uint32_t connections_max = 1'000'000;
 constexpr std::uint32_t threads_max = 1024;
 constexpr std::uint32_t pipeline_max = 1024;
 constexpr std::uint64_t body_bytes_max = 64ull << 20;
+constexpr std::uint32_t shards_max = 100'000;
+// --start-at further ahead than this is a typo, not a plan.
+constexpr std::int64_t start_at_ahead_max_ns = 24ll * 3600 * 1'000'000'000;
+
+std::int64_t wall_now_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return std::int64_t(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+// "+5s" (from now) or Unix seconds with up to 9 decimals ("1764850000.25").
+bool parse_start_at(std::string_view text, std::int64_t& out_unix_ns) {
+  if (text.starts_with('+')) {
+    std::uint64_t ns = 0;
+    if (!parse_duration(text.substr(1), ns) || ns > std::uint64_t(start_at_ahead_max_ns)) return false;
+    out_unix_ns = wall_now_ns() + std::int64_t(ns);
+    return true;
+  }
+  const std::size_t dot = text.find('.');
+  std::uint64_t seconds = 0;
+  if (!parse_number<std::uint64_t>(text.substr(0, dot), 1, 1ull << 40, seconds)) return false;
+  std::int64_t ns = 0;
+  if (dot != std::string_view::npos) {
+    const std::string_view fraction = text.substr(dot + 1);
+    if (fraction.empty() || fraction.size() > 9) return false;
+    std::int64_t scale = 100'000'000;
+    for (const char c : fraction) {
+      if (c < '0' || c > '9') return false;
+      ns += (c - '0') * scale;
+      scale /= 10;
+    }
+  }
+  out_unix_ns = std::int64_t(seconds) * 1'000'000'000 + ns;
+  return out_unix_ns <= wall_now_ns() + start_at_ahead_max_ns;
+}
 
 bool parse_status_list(std::string_view text, std::vector<std::uint16_t>& out) {
   out.clear();
@@ -75,6 +116,16 @@ constexpr Alias aliases[] = {
 constexpr std::string_view boolean_flags[] = {"--json", "--help", "--version"};
 
 }  // namespace
+
+ShardShare shard_share(const Options& o) {
+  ShardShare s;
+  const std::uint32_t i = o.shard_index;
+  const std::uint32_t n = o.shard_count;
+  s.connections = o.connections / n + (i < o.connections % n ? 1 : 0);
+  s.first_connection = i * (o.connections / n) + std::min(i, o.connections % n);
+  if (o.requests > 0) s.requests = o.requests / n + (i < o.requests % n ? 1 : 0);
+  return s;
+}
 
 bool parse_duration(std::string_view text, std::uint64_t& out_ns) {
   std::uint64_t number = 0;
@@ -228,6 +279,13 @@ ParseOutcome parse_options(int argc, char** argv, Options& out) {
       ok = !out.hdr_log.empty();
     } else if (flag == "--server-pid") {
       ok = parse_number<int>(value, 1, 1 << 30, out.server_pid);
+    } else if (flag == "--shard") {
+      const std::size_t slash = value.find('/');
+      ok = slash != std::string_view::npos &&
+           parse_number<std::uint32_t>(value.substr(slash + 1), 1, shards_max, out.shard_count) &&
+           parse_number<std::uint32_t>(value.substr(0, slash), 0, out.shard_count - 1, out.shard_index);
+    } else if (flag == "--start-at") {
+      ok = parse_start_at(value, out.start_at_unix_ns);
     } else {
       return fail("unknown option " + std::string(flag));
     }
@@ -270,15 +328,23 @@ ParseOutcome parse_options(int argc, char** argv, Options& out) {
     if (warmup_given && out.warmup_ns > 0) return fail("-n/--requests counts every response: no --warmup with it");
     out.warmup_ns = 0;
   }
-  if (out.threads > out.connections) {
-    return fail("--threads (" + std::to_string(out.threads) + ") exceeds --connections (" +
-                std::to_string(out.connections) + "): every thread needs a connection");
+  if (out.shard_count > out.connections) {
+    return fail("--shard: " + std::to_string(out.shard_count) + " shards for " + std::to_string(out.connections) +
+                " connections: every shard needs a connection");
+  }
+  if (out.threads > shard_share(out).connections) {
+    return fail("--threads (" + std::to_string(out.threads) + ") exceeds this process's connections (" +
+                std::to_string(shard_share(out).connections) + "): every thread needs a connection");
   }
   if (out.rate > 0 && out.rate < out.threads) {
     return fail("--rate (" + std::to_string(out.rate) + "/s) is below --threads (" + std::to_string(out.threads) +
                 "): every thread needs at least 1 request/s");
   }
   if (out.rate > 0 && out.pipeline > 1) return fail("--rate paces single requests: --pipeline must be 1 with it");
+  if (out.requests > 0 && out.shard_count > 1 && out.requests < out.connections) {
+    return fail("-n (" + std::to_string(out.requests) + ") with --shard must be at least --connections (" +
+                std::to_string(out.connections) + ")");
+  }
   if (out.requests > 0 && out.requests < out.connections) {
     // Not impossible, but the spare connections would only ever idle.
     out.connections = std::uint32_t(out.requests);

@@ -48,7 +48,23 @@ struct Options {
   std::string hdr_log;
   int server_pid = 0;  // 0: none
   std::uint32_t ring_entries = 1024;
+  // --shard I/N: this process runs share I of N of the connections (and of
+  // -n), with their global indices, so N processes together run exactly
+  // the connections and the rate schedule one process would.
+  std::uint32_t shard_index = 0;
+  std::uint32_t shard_count = 1;
+  // --start-at: the wall-clock instant (Unix ns) the warm-up starts; 0: now.
+  std::int64_t start_at_unix_ns = 0;
 };
+
+// This process's share of the connections: the global index of its first
+// and how many (the first shards take the remainder).
+struct ShardShare {
+  std::uint32_t first_connection = 0;
+  std::uint32_t connections = 0;
+  std::uint64_t requests = 0;  // its share of -n (0: run for the duration)
+};
+ShardShare shard_share(const Options& options);
 
 enum class ParseOutcome { run, exit_ok, exit_usage };
 

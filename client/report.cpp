@@ -4,6 +4,7 @@
 #include <cstdarg>
 #include <cstdio>
 
+#include "client/hdr_log.hpp"
 #include "core/net/cpu.hpp"
 
 namespace ringhttp::client {
@@ -123,8 +124,11 @@ std::string format_text(const Report& r) {
   std::string out;
   out += format("ringhttp client %s | kernel %s | %s | %d cores | uring %s | allocator %s\n", e.version.c_str(),
                 e.kernel.c_str(), e.cpu_model.c_str(), e.cores, e.uring.c_str(), e.allocator.c_str());
-  out += format("%s %s: %u connections, %u threads on CPUs %s, pipeline %u, ", o.method.c_str(), o.url.c_str(),
-                o.connections, o.threads, net::format_cpu_list(o.cpus).c_str(), o.pipeline);
+  out += format("%s %s: %u connections, ", o.method.c_str(), o.url.c_str(), o.connections);
+  if (o.shard_count > 1) {
+    out += format("shard %u/%u: %u of them, ", o.shard_index, o.shard_count, shard_share(o).connections);
+  }
+  out += format("%u threads on CPUs %s, pipeline %u, ", o.threads, net::format_cpu_list(o.cpus).c_str(), o.pipeline);
   if (o.requests > 0) {
     out += format("%" PRIu64 " requests", o.requests);
   } else {
@@ -185,6 +189,15 @@ std::string format_json(const Report& r) {
                 per_second(t.bytes_received, r.window_ns));
   out += ",\"latency_us\":" + latency_json(t.latency);
   out += ",\"latency_uncorrected_us\":" + (o.rate > 0 ? latency_json(t.uncorrected) : std::string("null"));
+  // The whole distributions, HdrHistogram's V2 compressed encoding in
+  // base64 (an interval log's), nanoseconds: histograms add, so
+  // `client merge` gives exactly the percentiles of every value together.
+  out += ",\"histograms\":{\"unit\":\"ns\",\"latency\":" + json_escape(base64(compress_v2(t.latency))) +
+         ",\"uncorrected\":" +
+         (o.rate > 0 ? json_escape(base64(compress_v2(t.uncorrected))) : std::string("null")) + "}";
+  out += format(",\"shard\":{\"index\":%u,\"count\":%u,\"connections\":%u}", o.shard_index, o.shard_count,
+                shard_share(o).connections);
+  out += ",\"host\":" + json_escape(r.host) + format(",\"window_start_unix_s\":%.6f", r.window_start_unix_s);
   out += ",\"errors\":{";
   for (std::size_t i = 0; i < error_classes; ++i) {
     out += format("%s\"%s\":%" PRIu64, i == 0 ? "" : ",", error_name(ErrorClass(i)), t.errors[i]);

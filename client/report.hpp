@@ -18,6 +18,8 @@ struct Report {
   const Options* options = nullptr;
   WorkerStats totals;
   std::uint64_t window_ns = 0;  // the measured window
+  double window_start_unix_s = 0;
+  std::string host;  // this machine's name, to tell shards' reports apart  // wall clock at the window's start (aligns shards' reports)
   std::uint64_t client_cpu_ns = 0;
   std::optional<std::uint64_t> server_cpu_ns;
   std::vector<std::string> notes;  // things the reader must know (a worker gave up, ...)

@@ -64,11 +64,12 @@ std::string check_reachable(const Options& options) {
 // cannot fit is refused rather than left to fail connects all along.
 std::string raise_fd_limit(const Options& options) {
   constexpr rlim_t spare_fds = 64;  // stdio, rings, buffer files, a reconnect's overlap
-  const rlim_t needed = rlim_t(options.connections) + spare_fds;
+  const std::uint32_t connections = shard_share(options).connections;
+  const rlim_t needed = rlim_t(connections) + spare_fds;
   rlimit limit{};
   if (::getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur >= needed) return {};
   if (limit.rlim_max != RLIM_INFINITY && limit.rlim_max < needed) {
-    return std::to_string(options.connections) + " connections need " + std::to_string(needed) +
+    return std::to_string(connections) + " connections need " + std::to_string(needed) +
            " descriptors, but the hard limit (ulimit -Hn) is " + std::to_string(limit.rlim_max);
   }
   limit.rlim_cur = needed;
@@ -78,18 +79,21 @@ std::string raise_fd_limit(const Options& options) {
 }
 
 std::vector<WorkerPlan> make_plans(const Options& options) {
+  // This process's share (--shard; all of it without), spread evenly over
+  // its threads, the first taking the remainder; connections keep their
+  // global indices, which place them in the rate schedule.
+  const ShardShare share = shard_share(options);
   std::vector<WorkerPlan> plans(options.threads);
-  std::uint32_t first = 0;
+  std::uint32_t first = share.first_connection;
   for (std::uint32_t i = 0; i < options.threads; ++i) {
     WorkerPlan& p = plans[i];
     p.index = int(i);
     p.cpu = options.cpus[i];
-    // Spread evenly; the first workers take the remainder.
-    p.connections = options.connections / options.threads + (i < options.connections % options.threads ? 1 : 0);
+    p.connections = share.connections / options.threads + (i < share.connections % options.threads ? 1 : 0);
     p.first_global_connection = first;
     first += p.connections;
-    if (options.requests > 0) {
-      p.requests = options.requests / options.threads + (i < options.requests % options.threads ? 1 : 0);
+    if (share.requests > 0) {
+      p.requests = share.requests / options.threads + (i < share.requests % options.threads ? 1 : 0);
     }
   }
   return plans;
@@ -238,13 +242,31 @@ int run(const Options& options) {
   sigaddset(&stop_signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
+  // --start-at: wait for the shared instant (interruptible), which then is
+  // the warm-up's start: every process's schedule and window line up.
+  std::uint64_t start_ns = monotonic_ns();
+  if (options.start_at_unix_ns != 0) {
+    timespec wall{};
+    clock_gettime(CLOCK_REALTIME, &wall);
+    const std::int64_t ahead_ns = options.start_at_unix_ns - (std::int64_t(wall.tv_sec) * 1'000'000'000 + wall.tv_nsec);
+    if (ahead_ns < 0) {
+      std::fprintf(stderr, "client: --start-at is %.3f s in the past\n", double(-ahead_ns) / 1e9);
+      return 2;
+    }
+    start_ns += std::uint64_t(ahead_ns);
+    if (wait_for_signal_until(stop_signals, start_ns)) {
+      std::fprintf(stderr, "client: interrupted before --start-at: nothing was measured\n");
+      return 1;
+    }
+  }
+
   const RequestBytes request(options);
   std::vector<std::unique_ptr<Worker>> workers;
   for (const WorkerPlan& plan : make_plans(options)) {
     workers.push_back(std::make_unique<Worker>(options, request, features, plan));
   }
   Timeline timeline;
-  timeline.start_ns = monotonic_ns();
+  timeline.start_ns = start_ns;
   timeline.measure_ns = timeline.start_ns + options.warmup_ns;
   const bool timed = options.requests == 0 || options.duration_given;
   if (timed) timeline.end_ns = timeline.measure_ns + options.duration_ns;
@@ -315,6 +337,9 @@ int run(const Options& options) {
   report.window_ns = window_end_ns - window_start_ns;
   report.interrupted = interrupted;
   report.client_cpu_ns = client_cpu_end - client_cpu_start;
+  report.window_start_unix_s = double(wall_start.tv_sec) + double(wall_start.tv_nsec) / 1e9;
+  char host[256] = {};
+  if (::gethostname(host, sizeof host - 1) == 0) report.host = host;
   if (server_cpu_start && server_cpu_end) report.server_cpu_ns = *server_cpu_end - *server_cpu_start;
   if (options.server_pid != 0 && !report.server_cpu_ns)
     report.notes.push_back("the server process could not be read at the window's end");

@@ -181,3 +181,61 @@ TEST(ClientRequest, bad_placeholders_are_refused_with_a_reason) {
 
 }  // namespace
 }  // namespace ringhttp::client
+
+namespace ringhttp::client {
+namespace {
+
+ParseOutcome parse_shard(std::vector<std::string> args, Options& out) {
+  args.insert(args.begin(), "client");
+  args.push_back("http://127.0.0.1:8080/");
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  return parse_options(int(argv.size()), argv.data(), out);
+}
+
+// --shard I/N: N processes together run exactly the connections (with
+// their global indices) and the -n one process would.
+TEST(ClientShards, shares_cover_every_connection_once) {
+  for (const std::uint32_t n : {1u, 2u, 3u, 7u}) {
+    std::uint32_t next = 0;
+    std::uint64_t requests = 0;
+    for (std::uint32_t i = 0; i < n; ++i) {
+      Options o;
+      ASSERT_EQ(parse_shard({"-c", "10", "-n", "1001", "--shard", std::to_string(i) + "/" + std::to_string(n)}, o),
+                ParseOutcome::run);
+      const ShardShare s = shard_share(o);
+      EXPECT_EQ(s.first_connection, next) << i << "/" << n;
+      EXPECT_GE(s.connections, 10 / n);
+      EXPECT_LE(s.connections, 10 / n + 1);
+      next += s.connections;
+      requests += s.requests;
+    }
+    EXPECT_EQ(next, 10u) << n;
+    EXPECT_EQ(requests, 1001u) << n;
+  }
+}
+
+TEST(ClientShards, bad_shards_and_start_times_are_usage_errors) {
+  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
+           {"--shard", "2/2"}, {"--shard", "0/0"}, {"--shard", "1"}, {"--shard", "-1/2"}, {"--shard", "a/b"},
+           {"-c", "2", "--shard", "0/3"}, {"-c", "4", "-t", "3", "--shard", "0/2"},
+           {"-c", "4", "-n", "3", "--shard", "0/2"}, {"--start-at", "soon"}, {"--start-at", "+2d"},
+           {"--start-at", "1764850000.1234567890"}, {"--start-at", "99999999999"}}) {
+    Options o;
+    std::string joined;
+    for (const std::string& a : args) joined += a + " ";
+    EXPECT_EQ(parse_shard(args, o), ParseOutcome::exit_usage) << joined;
+  }
+  Options o;
+  ASSERT_EQ(parse_shard({"--start-at", "+5s"}, o), ParseOutcome::run);
+  timespec now{};
+  clock_gettime(CLOCK_REALTIME, &now);
+  const std::int64_t ahead = o.start_at_unix_ns - (std::int64_t(now.tv_sec) * 1'000'000'000 + now.tv_nsec);
+  EXPECT_GT(ahead, 4'000'000'000);
+  EXPECT_LE(ahead, 5'000'000'000);
+  ASSERT_EQ(parse_shard({"--start-at", "1764850000.25"}, o), ParseOutcome::run);
+  EXPECT_EQ(o.start_at_unix_ns, 1764850000'250'000'000);
+}
+
+}  // namespace
+}  // namespace ringhttp::client

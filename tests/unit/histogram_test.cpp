@@ -252,3 +252,54 @@ TEST(HdrLog, compressed_form_starts_with_its_cookie_and_length) {
 
 }  // namespace
 }  // namespace ringhttp::client
+
+namespace ringhttp::client {
+namespace {
+
+// What `client merge` rests on: histograms written in the report, read
+// back and added, give exactly the percentiles of one histogram fed every
+// value.
+TEST(HistogramEncoding, decoded_and_added_is_one_histogram_of_every_value) {
+  std::mt19937_64 rng(7);
+  std::lognormal_distribution<double> latency(13.0, 1.2);  // around 0.5 ms, a long tail
+  Histogram a, b, all;
+  for (int i = 0; i < 200'000; ++i) {
+    const auto v = std::uint64_t(latency(rng));
+    (i % 3 == 0 ? a : b).record(v);
+    all.record(v);
+  }
+  Histogram merged;
+  std::string error;
+  ASSERT_TRUE(add_compressed_v2(base64(compress_v2(a)), merged, error)) << error;
+  ASSERT_TRUE(add_compressed_v2(base64(compress_v2(b)), merged, error)) << error;
+  EXPECT_EQ(merged.total(), all.total());
+  for (std::size_t i = 0; i < Histogram::counts_len; ++i) ASSERT_EQ(merged.count_at_index(i), all.count_at_index(i)) << i;
+  for (const double p : {0.0, 50.0, 90.0, 99.0, 99.9, 99.99}) {
+    EXPECT_EQ(merged.value_at_percentile(p), all.value_at_percentile(p)) << p;
+  }
+  // The exact maximum is not in the encoding: its bucket's highest value
+  // stands for it (as HdrHistogram's getMaxValue says it).
+  EXPECT_EQ(merged.max(), Histogram::highest_equivalent(all.max()));
+  EXPECT_EQ(merged.value_at_percentile(100.0), Histogram::highest_equivalent(all.max()));
+  Histogram empty;
+  ASSERT_TRUE(add_compressed_v2(base64(compress_v2(Histogram())), empty, error)) << error;
+  EXPECT_EQ(empty.total(), 0u);
+}
+
+TEST(HistogramEncoding, anything_else_is_refused_with_a_reason) {
+  Histogram h;
+  h.record(1000);
+  const std::string good = base64(compress_v2(h));
+  std::string error;
+  for (const std::string& bad : {std::string("not base64!"), std::string("AAAA"), good.substr(0, good.size() - 4),
+                                 base64(encode_v2(h)), std::string()}) {
+    Histogram out;
+    error.clear();
+    EXPECT_FALSE(add_compressed_v2(bad, out, error)) << bad;
+    EXPECT_FALSE(error.empty());
+    EXPECT_EQ(out.total(), 0u);
+  }
+}
+
+}  // namespace
+}  // namespace ringhttp::client
