@@ -20,6 +20,7 @@ using text::parse_number;
 
 constexpr const char* usage_text =
     "usage: client [options] URL        (URL: http://127.0.0.1:8080/path; loopback only)\n"
+    "       client merge [--json] [--hdr-out FILE] REPORT.json...   (see client merge --help)\n"
     "  -c, --connections N     connections in total (default 10)\n"
     "  -t, --threads N         worker threads, each pinned to a CPU (default 1)\n"
     "      --cpus LIST         CPUs for the threads, within the CPU mask, e.g. 1 or 2-3\n"

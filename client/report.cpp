@@ -106,6 +106,10 @@ double per_request_us(std::uint64_t cpu_ns, std::uint64_t requests) {
 
 }  // namespace
 
+std::string report_json_escape(std::string_view s) { return json_escape(s); }
+std::string report_latency_row(const char* label, const Histogram& h) { return latency_row(label, h); }
+std::string report_latency_json(const Histogram& h) { return latency_json(h); }
+
 std::string format_latency(double ns) {
   if (ns < 1e3) return format("%.0fns", ns);
   if (ns < 1e4) return format("%.2fus", ns / 1e3);

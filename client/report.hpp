@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "client/environment.hpp"
@@ -33,5 +34,10 @@ std::string format_json(const Report& report);
 
 // "12.3us", "4.56ms", "1.23s": three significant digits, like the histogram.
 std::string format_latency(double ns);
+
+// The pieces `client merge` formats its report with, as a run's.
+std::string report_json_escape(std::string_view s);
+std::string report_latency_row(const char* label, const Histogram& h);  // "  latency  p50 ... stdev ...\n"
+std::string report_latency_json(const Histogram& h);                    // {"p50":…,"count":…}, in µs
 
 }  // namespace ringhttp::client

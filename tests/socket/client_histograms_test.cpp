@@ -255,5 +255,80 @@ TEST_F(ClientHistograms, a_timed_run_logs_every_reported_response_and_none_of_th
   expect_same_distribution(read_file(hgrm), processed.hgrm_ms);
 }
 
+// run_shell adds 2>&1 to the whole command: a command's own redirections
+// are kept inside a subshell.
+std::string in_subshell(const std::string& command) {
+  std::string out = "(";
+  out += command;
+  out += ")";
+  return out;
+}
+
+// Two processes with --shard 0/2 and 1/2 (-n 20000, so no warm-up: every
+// response counts) at the same --start-at, merged by `client merge`: the
+// merged count is what the server answered, and the merged percentiles are
+// HdrHistogram's own reader's over both processes' interval logs (read as
+// one log). A merge that averaged percentiles, or dropped a shard's
+// histogram, fails it.
+TEST_F(ClientHistograms, shards_merged_are_exactly_one_histogram_of_both_processes) {
+  const std::string r0 = scratch("s0.json"), r1 = scratch("s1.json"), merged = scratch("merged.json");
+  const std::string l0 = scratch("s0.hlog"), l1 = scratch("s1.hlog"), both = scratch("both.hlog");
+  const std::string processed_base = scratch("both.processed");
+  const std::string shard = client_path() + " -c 8 -n 20000 --start-at +1s --json " + url("/json");
+  const ShellRun ran = run_shell(in_subshell(shard + " --shard 0/2 --hdr-log " + l0 + " > " + r0 + " 2>/dev/null & " +
+                                             shard + " --shard 1/2 --hdr-log " + l1 + " > " + r1 +
+                                             " 2>/dev/null; wait"));
+  ASSERT_EQ(ran.exit_code, 0) << ran.output;
+  const ShellRun merge = run_shell(in_subshell(client_path() + " merge --json " + r0 + " " + r1 + " > " + merged));
+  ASSERT_EQ(merge.exit_code, 0) << merge.output;
+  const JsonReport report(read_file(merged));
+  ASSERT_TRUE(report.ok()) << read_file(merged);
+  EXPECT_EQ(report.number("/requests"), 20000u);
+  EXPECT_EQ(report.number("/errors_total"), 0u);
+  // The fixture's server is this test's own: it answered nothing else.
+  EXPECT_EQ(scrape_metrics(server.port()).value(metric::responses(200)), 20000)
+      << "the merged count against the server's";
+  EXPECT_EQ(JsonReport(read_file(r0)).number("/requests") + JsonReport(read_file(r1)).number("/requests"), 20000u);
+
+  // Both logs as one: the second's interval lines after the first's.
+  std::string text = read_file(l0);
+  std::istringstream second(read_file(l1));
+  for (std::string line; std::getline(second, line);) {
+    if (line.find(",HISTF") != std::string::npos) text += line + "\n";
+  }
+  std::ofstream(both) << text;
+  const Processed processed = process_log(both, processed_base);
+  expect_log_matches_report(processed, report);
+}
+
+// Reports that are not one run split are refused, each with its reason.
+TEST_F(ClientHistograms, merge_refuses_reports_of_different_runs_and_missing_or_repeated_shards) {
+  const std::string r0 = scratch("m0.json"), r1 = scratch("m1.json"), other = scratch("other.json");
+  auto shard = [&](const std::string& path, const std::string& which, const std::string& target) {
+    const ShellRun ran = run_shell(
+        in_subshell(client_path() + " -c 4 -n 400 --json --shard " + which + " " + url(target) + " > " + path +
+                    " 2>/dev/null"));
+    ASSERT_EQ(ran.exit_code, 0) << ran.output;
+  };
+  shard(r0, "0/2", "/json");
+  shard(r1, "1/2", "/json");
+  shard(other, "1/2", "/plaintext");
+  const struct {
+    std::string files;
+    std::string says;
+  } cases[] = {
+      {r0 + " " + other, "differ in url"},
+      {r0, "shards 1 of 2 are missing"},
+      {r0 + " " + r0, "shard 0/2 twice"},
+      {r0 + " " + scratch("absent.json"), "absent.json"},
+  };
+  for (const auto& c : cases) {
+    const ShellRun ran = run_shell(client_path() + " merge " + c.files);
+    EXPECT_EQ(ran.exit_code, 2) << c.files << ": " << ran.output;
+    EXPECT_NE(ran.output.find(c.says), std::string::npos) << c.files << ": " << ran.output;
+  }
+  EXPECT_EQ(run_shell(client_path() + " merge " + r0 + " " + r1).exit_code, 0);
+}
+
 }  // namespace
 }  // namespace socket_test

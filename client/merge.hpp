@@ -1,0 +1,12 @@
+#pragma once
+// `client merge REPORT.json...`: the --json reports of one run split over
+// processes or machines with --shard I/N, merged into one report whose
+// percentiles are exactly those of one histogram fed every value.
+
+namespace ringhttp::client {
+
+// argv[0] is "merge". Exit status: 0, 1 (a shard failed a request), 2
+// (bad usage, unreadable or mismatched reports, a shard missing or twice).
+int merge_main(int argc, char** argv);
+
+}  // namespace ringhttp::client
