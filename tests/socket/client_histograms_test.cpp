@@ -301,6 +301,23 @@ TEST_F(ClientHistograms, shards_merged_are_exactly_one_histogram_of_both_process
   expect_log_matches_report(processed, report);
 }
 
+// In rate mode the shards keep their connections' places in one schedule:
+// two processes at -R 4000 (2000/s each, offset by their connections'
+// indices) send, merged, the rate asked for, to 1%.
+TEST_F(ClientHistograms, rate_mode_shards_together_send_the_rate_asked_for) {
+  const std::string r0 = scratch("rate0.json"), r1 = scratch("rate1.json"), merged = scratch("rate.json");
+  const std::string shard = client_path() + " -c 8 -R 4000 -w 500ms -d 2s --start-at +1s --json " + url("/json");
+  const ShellRun ran = run_shell(in_subshell(shard + " --shard 0/2 > " + r0 + " 2>/dev/null & " + shard +
+                                             " --shard 1/2 > " + r1 + " 2>/dev/null; wait"));
+  ASSERT_EQ(ran.exit_code, 0) << ran.output;
+  const ShellRun merge = run_shell(in_subshell(client_path() + " merge --json " + r0 + " " + r1 + " > " + merged));
+  ASSERT_EQ(merge.exit_code, 0) << merge.output;
+  const JsonReport report(read_file(merged));
+  ASSERT_TRUE(report.ok()) << read_file(merged);
+  EXPECT_NEAR(report.real("/requests_per_s"), 4000.0, 40.0) << read_file(merged);
+  EXPECT_GT(report.number("/latency_uncorrected_us/count"), 0u);
+}
+
 // Reports that are not one run split are refused, each with its reason.
 TEST_F(ClientHistograms, merge_refuses_reports_of_different_runs_and_missing_or_repeated_shards) {
   const std::string r0 = scratch("m0.json"), r1 = scratch("m1.json"), other = scratch("other.json");
