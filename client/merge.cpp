@@ -6,6 +6,7 @@
 #include <cinttypes>
 #include <cstdio>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -15,17 +16,19 @@
 #include "client/histogram.hpp"
 #include "client/report.hpp"
 #include "client/stats.hpp"
+#include "client/threshold.hpp"
 
 namespace ringhttp::client {
 namespace {
 
 constexpr const char* merge_usage =
-    "usage: client merge [--json] [--hdr-out FILE] REPORT.json...\n"
+    "usage: client merge [--json] [--hdr-out FILE] [--threshold EXPR]... REPORT.json...\n"
     "  Reports of one run split with --shard I/N (each written by --json), merged into one: requests,\n"
     "  bytes and errors summed, latency percentiles exactly those of one histogram fed every value\n"
     "  (the reports carry their whole histograms), the rate over the window from the first start to\n"
     "  the last end. Refused (exit 2): reports of different URLs or options, overlapping shards, a\n"
-    "  missing shard. Exit 1 if any shard failed a request.\n"
+    "  missing shard. Exit 1 if any shard failed a request, 3 if a --threshold (as a run's, judged on\n"
+    "  the merged figures) failed.\n"
     "      --json              the merged report as one JSON object on stdout (text goes to stderr)\n"
     "      --hdr-out FILE      the merged latency distribution in HdrHistogram's .hgrm text format\n";
 
@@ -127,6 +130,7 @@ std::string differing_option(const Shard& a, const Shard& b) {
 int merge_main(int argc, char** argv) {
   bool json = false;
   std::string hdr_out;
+  std::vector<Threshold> thresholds;
   std::vector<std::string> paths;
   for (int i = 1; i < argc; ++i) {
     const std::string_view a = argv[i];
@@ -136,6 +140,15 @@ int merge_main(int argc, char** argv) {
     }
     if (a == "--json") {
       json = true;
+    } else if (a == "--threshold") {
+      std::string error;
+      std::optional<Threshold> t = i + 1 < argc ? parse_threshold(argv[++i], error) : std::nullopt;
+      if (!t) {
+        std::fprintf(stderr, "client merge: %s\n%s", error.empty() ? "missing value for --threshold" : error.c_str(),
+                     merge_usage);
+        return 2;
+      }
+      thresholds.push_back(std::move(*t));
     } else if (a == "--hdr-out") {
       if (i + 1 >= argc) {
         std::fprintf(stderr, "client merge: missing value for --hdr-out\n%s", merge_usage);
@@ -234,6 +247,9 @@ int merge_main(int argc, char** argv) {
   }
   text += "\n  reconnects  " + std::to_string(reconnects) + "\n";
   text += "  client CPU  " + fmt("%.2f", requests > 0 ? cpu_us / double(requests) : 0) + " us/request (all shards)\n";
+  const Measured measured{&latency, error_total, requests, rps};
+  bool thresholds_met = true;
+  text += thresholds_text(thresholds, measured, thresholds_met);
   std::fputs(text.c_str(), json ? stderr : stdout);
 
   if (json) {
@@ -258,6 +274,8 @@ int merge_main(int argc, char** argv) {
     out += ",\"histograms\":{\"unit\":\"ns\",\"latency\":" + report_json_escape(base64(compress_v2(latency))) +
            ",\"uncorrected\":" +
            (rate_mode ? report_json_escape(base64(compress_v2(uncorrected))) : std::string("null")) + "}";
+    out += ",\"thresholds\":" + thresholds_json(thresholds, measured);
+    out += std::string(",\"thresholds_met\":") + (thresholds_met ? "true" : "false");
     out += std::string(",\"ok\":") + (ok ? "true" : "false") + "}\n";
     std::fputs(out.c_str(), stdout);
   }
@@ -267,7 +285,8 @@ int merge_main(int argc, char** argv) {
       return 1;
     }
   }
-  return ok ? 0 : 1;
+  if (!ok) return 1;
+  return thresholds_met ? 0 : 3;
 }
 
 }  // namespace ringhttp::client

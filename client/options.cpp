@@ -48,6 +48,8 @@ constexpr const char* usage_text =
     "      --server-pid PID    also report the server's CPU time per request\n"
     "      --shard I/N         run share I (0 to N-1) of N of the connections, the rate and -n: N\n"
     "                          processes, on as many machines, together run what one would\n"
+    "      --threshold EXPR    pass/fail, repeatable: p99<=5ms, p99.9<20ms, max<1s, mean<2ms, errors==0,\n"
+    "                          rps>=100000, requests>=1000; one that fails makes the exit status 3\n"
     "      --start-at TIME     start the warm-up at this wall-clock instant: Unix seconds (e.g.\n"
     "                          1764850000.5) or +DURATION from now (e.g. +5s); hosts share a clock (NTP)\n"
     "      --help, --version\n";
@@ -285,6 +287,11 @@ ParseOutcome parse_options(int argc, char** argv, Options& out) {
       ok = slash != std::string_view::npos &&
            parse_number<std::uint32_t>(value.substr(slash + 1), 1, shards_max, out.shard_count) &&
            parse_number<std::uint32_t>(value.substr(0, slash), 0, out.shard_count - 1, out.shard_index);
+    } else if (flag == "--threshold") {
+      std::string error;
+      std::optional<Threshold> t = parse_threshold(value, error);
+      if (!t) return fail(error);
+      out.thresholds.push_back(std::move(*t));
     } else if (flag == "--start-at") {
       ok = parse_start_at(value, out.start_at_unix_ns);
     } else {

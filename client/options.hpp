@@ -10,6 +10,7 @@
 
 #include "client/placeholder.hpp"
 #include "client/target.hpp"
+#include "client/threshold.hpp"
 #include "core/uring/features.hpp"
 
 namespace ringhttp::client {
@@ -55,6 +56,8 @@ struct Options {
   std::uint32_t shard_count = 1;
   // --start-at: the wall-clock instant (Unix ns) the warm-up starts; 0: now.
   std::int64_t start_at_unix_ns = 0;
+  // --threshold, repeatable: judged on the report; any failed: exit 3.
+  std::vector<Threshold> thresholds;
 };
 
 // This process's share of the connections: the global index of its first

@@ -106,6 +106,17 @@ double per_request_us(std::uint64_t cpu_ns, std::uint64_t requests) {
 
 }  // namespace
 
+Measured measured(const Report& r) {
+  return Measured{&r.totals.latency, r.totals.error_total(), r.totals.responses,
+                  per_second(r.totals.responses, r.window_ns)};
+}
+
+bool Report::thresholds_met() const {
+  bool met = true;
+  thresholds_text(options->thresholds, measured(*this), met);
+  return met;
+}
+
 std::string report_json_escape(std::string_view s) { return json_escape(s); }
 std::string report_latency_row(const char* label, const Histogram& h) { return latency_row(label, h); }
 std::string report_latency_json(const Histogram& h) { return latency_json(h); }
@@ -156,6 +167,8 @@ std::string format_text(const Report& r) {
   out += format("\n  reconnects  %" PRIu64 "\n", t.reconnects);
   out += format("  client CPU  %.2f us/request\n", per_request_us(r.client_cpu_ns, t.responses));
   if (r.server_cpu_ns) out += format("  server CPU  %.2f us/request\n", per_request_us(*r.server_cpu_ns, t.responses));
+  bool met = true;
+  out += thresholds_text(o.thresholds, measured(r), met);
   for (const std::string& note : r.notes) out += "  note: " + note + "\n";
   if (r.interrupted) out += "  note: interrupted; the window ended at the signal\n";
   if (t.latency.clamped() > 0)
@@ -215,7 +228,9 @@ std::string format_json(const Report& r) {
     if (i > 0) out += ',';
     out += json_escape(r.notes[i]);
   }
-  out += format("],\"interrupted\":%s,\"ok\":%s}\n", r.interrupted ? "true" : "false", r.failed() ? "false" : "true");
+  out += "],\"thresholds\":" + thresholds_json(o.thresholds, measured(r));
+  out += format(",\"thresholds_met\":%s", r.thresholds_met() ? "true" : "false");
+  out += format(",\"interrupted\":%s,\"ok\":%s}\n", r.interrupted ? "true" : "false", r.failed() ? "false" : "true");
   return out;
 }
 

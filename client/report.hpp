@@ -27,7 +27,11 @@ struct Report {
   bool interrupted = false;        // SIGINT/SIGTERM ended the window early
 
   bool failed() const { return totals.error_total() > 0 || totals.responses == 0 || !notes.empty(); }
+  bool thresholds_met() const;  // every --threshold (true without any)
 };
+
+// What thresholds are judged on: the corrected latency, errors, requests, rate.
+Measured measured(const Report& r);
 
 std::string format_text(const Report& report);
 std::string format_json(const Report& report);

@@ -367,7 +367,8 @@ int run(const Options& options) {
       return 1;
     }
   }
-  return report.failed() ? 1 : 0;
+  if (report.failed()) return 1;
+  return report.thresholds_met() ? 0 : 3;
 }
 
 }  // namespace ringhttp::client

@@ -318,6 +318,36 @@ TEST_F(ClientHistograms, rate_mode_shards_together_send_the_rate_asked_for) {
   EXPECT_GT(report.number("/latency_uncorrected_us/count"), 0u);
 }
 
+// Thresholds decide the exit status: 0 when all are met, 3 when one is
+// not, 1 (before 3) when a request failed; merge judges them on the merged
+// figures the same way.
+TEST_F(ClientHistograms, thresholds_set_the_exit_status_of_a_run_and_of_a_merge) {
+  const ClientRun met = run_client({"-c", "2", "-n", "500", "--threshold", "p99<=10s", "--threshold", "errors==0",
+                                    "--threshold", "requests>=500", "--json", url("/json")});
+  EXPECT_EQ(met.exit_code, 0) << met.out << met.err;
+  const JsonReport report(met);
+  EXPECT_TRUE(report.flag("/thresholds_met"));
+  const ClientRun failed = run_client({"-c", "2", "-n", "500", "--threshold", "p50<1ns", url("/json")});
+  EXPECT_EQ(failed.exit_code, 3) << failed.out << failed.err;
+  EXPECT_NE(failed.out.find("threshold p50<1ns: FAILED"), std::string::npos) << failed.out;
+  const ClientRun errors = run_client({"-c", "2", "-n", "100", "--expect-status", "201", "--threshold", "p50<1ns",
+                                       url("/json")});
+  EXPECT_EQ(errors.exit_code, 1) << errors.out << errors.err;
+
+  const std::string r0 = scratch("t0.json"), r1 = scratch("t1.json");
+  for (const auto& [path, which] : {std::pair{r0, "0/2"}, std::pair{r1, "1/2"}}) {
+    const ShellRun ran = run_shell(in_subshell(client_path() + " -c 4 -n 400 --json --shard " + which + " " +
+                                               url("/json") + " > " + path + " 2>/dev/null"));
+    ASSERT_EQ(ran.exit_code, 0) << ran.output;
+  }
+  // -n 400 is the run's total: 200 per shard, 400 merged.
+  EXPECT_EQ(run_shell(client_path() + " merge --threshold 'requests==400' " + r0 + " " + r1).exit_code, 0);
+  const ShellRun merged_fail = run_shell(client_path() + " merge --threshold 'requests>400' " + r0 + " " + r1);
+  EXPECT_EQ(merged_fail.exit_code, 3) << merged_fail.output;
+  EXPECT_NE(merged_fail.output.find("threshold requests>400: FAILED (measured 400)"), std::string::npos)
+      << merged_fail.output;
+}
+
 // Reports that are not one run split are refused, each with its reason.
 TEST_F(ClientHistograms, merge_refuses_reports_of_different_runs_and_missing_or_repeated_shards) {
   const std::string r0 = scratch("m0.json"), r1 = scratch("m1.json"), other = scratch("other.json");

@@ -239,3 +239,48 @@ TEST(ClientShards, bad_shards_and_start_times_are_usage_errors) {
 
 }  // namespace
 }  // namespace ringhttp::client
+
+namespace ringhttp::client {
+namespace {
+
+TEST(ClientThresholds, every_form_parses_and_judges) {
+  Histogram h;
+  for (std::uint64_t v = 1; v <= 1000; ++v) h.record(v * 1000);  // 1 µs to 1 ms, evenly
+  const Measured m{&h, 0, 1000, 5000.0};
+  const struct {
+    const char* text;
+    bool met;
+  } cases[] = {
+      {"p99<=5ms", true},    {"p99<=900us", false}, {"p50<501us", true},   {"p50<400us", false},
+      {"p99.9<2ms", true},   {"max<1s", true},      {"max<999us", false},  {"mean<=600us", true},
+      {"errors==0", true},   {"errors>0", false},   {"rps>=4000", true},   {"rps>=6000", false},
+      {"requests>=1000", true}, {"requests==999", false}, {"p100<=1.001ms", true}, {"p0>=1us", true},
+  };
+  for (const auto& c : cases) {
+    std::string error;
+    const std::optional<Threshold> t = parse_threshold(c.text, error);
+    ASSERT_TRUE(t) << c.text << ": " << error;
+    EXPECT_EQ(judge(*t, m).met, c.met) << c.text << " measured " << judge(*t, m).measured;
+  }
+  bool all = true;
+  std::vector<Threshold> ts;
+  std::string error;
+  ts.push_back(*parse_threshold("p99<=5ms", error));
+  ts.push_back(*parse_threshold("rps>=6000", error));
+  const std::string text = thresholds_text(ts, m, all);
+  EXPECT_FALSE(all);
+  EXPECT_NE(text.find("threshold p99<=5ms: met"), std::string::npos) << text;
+  EXPECT_NE(text.find("threshold rps>=6000: FAILED (measured 5000)"), std::string::npos) << text;
+}
+
+TEST(ClientThresholds, malformed_ones_are_refused_with_a_reason) {
+  for (const char* bad : {"", "p99", "<=5ms", "p99<=5", "p99=<5ms", "p101<1s", "pxx<1s", "latency<1ms",
+                          "errors==none", "rps>=-1", "p99<=5 ms", "errors==0ms"}) {
+    std::string error;
+    EXPECT_FALSE(parse_threshold(bad, error)) << bad;
+    EXPECT_FALSE(error.empty()) << bad;
+  }
+}
+
+}  // namespace
+}  // namespace ringhttp::client

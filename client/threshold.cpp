@@ -1,0 +1,143 @@
+#include "client/threshold.hpp"
+
+#include <charconv>
+#include <cstdio>
+
+#include "client/report.hpp"
+
+namespace ringhttp::client {
+namespace {
+
+bool is_latency(Threshold::Metric m) {
+  return m == Threshold::Metric::percentile || m == Threshold::Metric::max || m == Threshold::Metric::mean;
+}
+
+bool parse_double(std::string_view text, double& out) {
+  if (text.empty()) return false;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
+  return ec == std::errc() && end == text.data() + text.size() && out >= 0;
+}
+
+std::string number(double v) {
+  char b[64];
+  std::snprintf(b, sizeof b, "%.6g", v);
+  return b;
+}
+
+}  // namespace
+
+std::optional<Threshold> parse_threshold(std::string_view text, std::string& error) {
+  Threshold t;
+  t.text = std::string(text);
+  const std::size_t op_at = text.find_first_of("<>=");
+  if (op_at == std::string_view::npos || op_at == 0) {
+    error = "threshold '" + t.text + "': expected METRIC OP VALUE, e.g. p99<=5ms or errors==0";
+    return std::nullopt;
+  }
+  const std::string_view metric = text.substr(0, op_at);
+  std::string_view rest = text.substr(op_at);
+  if (rest.starts_with("<=")) {
+    t.op = Threshold::Op::le;
+  } else if (rest.starts_with(">=")) {
+    t.op = Threshold::Op::ge;
+  } else if (rest.starts_with("==")) {
+    t.op = Threshold::Op::eq;
+  } else if (rest.starts_with("<")) {
+    t.op = Threshold::Op::lt;
+  } else if (rest.starts_with(">")) {
+    t.op = Threshold::Op::gt;
+  } else {
+    error = "threshold '" + t.text + "': the operator is one of < <= > >= ==";
+    return std::nullopt;
+  }
+  rest.remove_prefix(t.op == Threshold::Op::lt || t.op == Threshold::Op::gt ? 1 : 2);
+  if (metric.size() > 1 && metric[0] == 'p') {
+    t.metric = Threshold::Metric::percentile;
+    if (!parse_double(metric.substr(1), t.percentile) || t.percentile > 100) {
+      error = "threshold '" + t.text + "': a percentile is p0 to p100, e.g. p99.9";
+      return std::nullopt;
+    }
+  } else if (metric == "max") {
+    t.metric = Threshold::Metric::max;
+  } else if (metric == "mean") {
+    t.metric = Threshold::Metric::mean;
+  } else if (metric == "errors") {
+    t.metric = Threshold::Metric::errors;
+  } else if (metric == "rps") {
+    t.metric = Threshold::Metric::rps;
+  } else if (metric == "requests") {
+    t.metric = Threshold::Metric::requests;
+  } else {
+    error = "threshold '" + t.text + "': unknown metric '" + std::string(metric) +
+            "' (pN, max, mean, errors, rps, requests)";
+    return std::nullopt;
+  }
+  if (is_latency(t.metric)) {
+    // A latency takes its unit: ns, us, ms or s.
+    struct Unit {
+      const char* suffix;
+      double ns;
+    };
+    constexpr Unit units[] = {{"ns", 1}, {"us", 1e3}, {"ms", 1e6}, {"s", 1e9}};
+    for (const Unit& u : units) {
+      if (rest.ends_with(u.suffix) && parse_double(rest.substr(0, rest.size() - std::string_view(u.suffix).size()), t.value)) {
+        t.value *= u.ns;
+        return t;
+      }
+    }
+    error = "threshold '" + t.text + "': a latency takes a unit (ns, us, ms, s), e.g. p99<=5ms";
+    return std::nullopt;
+  }
+  if (!parse_double(rest, t.value)) {
+    error = "threshold '" + t.text + "': the value is a number, e.g. errors==0 or rps>=100000";
+    return std::nullopt;
+  }
+  return t;
+}
+
+Verdict judge(const Threshold& t, const Measured& m) {
+  Verdict v;
+  switch (t.metric) {
+    case Threshold::Metric::percentile: v.measured = double(m.latency->value_at_percentile(t.percentile)); break;
+    case Threshold::Metric::max: v.measured = double(m.latency->max()); break;
+    case Threshold::Metric::mean: v.measured = m.latency->mean(); break;
+    case Threshold::Metric::errors: v.measured = double(m.errors); break;
+    case Threshold::Metric::rps: v.measured = m.rps; break;
+    case Threshold::Metric::requests: v.measured = double(m.requests); break;
+  }
+  switch (t.op) {
+    case Threshold::Op::lt: v.met = v.measured < t.value; break;
+    case Threshold::Op::le: v.met = v.measured <= t.value; break;
+    case Threshold::Op::gt: v.met = v.measured > t.value; break;
+    case Threshold::Op::ge: v.met = v.measured >= t.value; break;
+    case Threshold::Op::eq: v.met = v.measured == t.value; break;
+  }
+  return v;
+}
+
+std::string thresholds_text(const std::vector<Threshold>& ts, const Measured& m, bool& all_met) {
+  std::string out;
+  all_met = true;
+  for (const Threshold& t : ts) {
+    const Verdict v = judge(t, m);
+    all_met = all_met && v.met;
+    const std::string measured = is_latency(t.metric) ? format_latency(v.measured) : number(v.measured);
+    out += "  threshold " + t.text + ": " + (v.met ? "met" : "FAILED") + " (measured " + measured + ")\n";
+  }
+  return out;
+}
+
+std::string thresholds_json(const std::vector<Threshold>& ts, const Measured& m) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < ts.size(); ++i) {
+    const Verdict v = judge(ts[i], m);
+    char measured[64];
+    std::snprintf(measured, sizeof measured, "%.6f", is_latency(ts[i].metric) ? v.measured / 1e3 : v.measured);
+    out += std::string(i == 0 ? "" : ",") + "{\"threshold\":" + report_json_escape(ts[i].text) +
+           ",\"measured\":" + measured + ",\"unit\":" + (is_latency(ts[i].metric) ? "\"us\"" : "null") +
+           ",\"met\":" + (v.met ? "true" : "false") + "}";
+  }
+  return out + "]";
+}
+
+}  // namespace ringhttp::client
