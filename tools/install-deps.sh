@@ -11,7 +11,8 @@ packages=(meson ninja-build pkg-config g++ liburing-dev libsimdjson-dev libmimal
           libjemalloc2 libtcmalloc-minimal4  # preloaded by allocator_test and by the bench's --compare alloc
           linux-perf gnuplot-nox  # the bench's --profile and its charts: tests/bench checks both
           postgresql-15 libpq-dev  # the database rows: db/cluster.sh runs a throwaway cluster
-          openssl)  # tests/db makes a certificate to run the database routes over TLS
+          openssl  # tests/db makes a certificate to run the database routes over TLS
+          python3-yaml)  # tests/deploy reads the Kubernetes example
 if [[ "${1:-}" == "--bench" ]]; then
   packages+=(wrk time procps util-linux)
 fi
