@@ -50,6 +50,8 @@ constexpr const char* usage_text =
     "                          processes, on as many machines, together run what one would\n"
     "      --threshold EXPR    pass/fail, repeatable: p99<=5ms, p99.9<20ms, max<1s, mean<2ms, errors==0,\n"
     "                          rps>=100000, requests>=1000; one that fails makes the exit status 3\n"
+    "      --threshold-interval T  also judge the latency, requests and rps thresholds on every\n"
+    "                          interval of T (whole seconds, e.g. 1s) of the window: one failing fails the run\n"
     "      --start-at TIME     start the warm-up at this wall-clock instant: Unix seconds (e.g.\n"
     "                          1764850000.5) or +DURATION from now (e.g. +5s); hosts share a clock (NTP)\n"
     "      --help, --version\n";
@@ -292,6 +294,9 @@ ParseOutcome parse_options(int argc, char** argv, Options& out) {
       std::optional<Threshold> t = parse_threshold(value, error);
       if (!t) return fail(error);
       out.thresholds.push_back(std::move(*t));
+    } else if (flag == "--threshold-interval") {
+      ok = parse_duration(value, out.threshold_interval_ns) && out.threshold_interval_ns >= 1'000'000'000 &&
+           out.threshold_interval_ns % 1'000'000'000 == 0;
     } else if (flag == "--start-at") {
       ok = parse_start_at(value, out.start_at_unix_ns);
     } else {
@@ -335,6 +340,9 @@ ParseOutcome parse_options(int argc, char** argv, Options& out) {
   if (out.requests > 0) {
     if (warmup_given && out.warmup_ns > 0) return fail("-n/--requests counts every response: no --warmup with it");
     out.warmup_ns = 0;
+  }
+  if (out.threshold_interval_ns > 0 && out.thresholds.empty()) {
+    return fail("--threshold-interval judges the --threshold expressions: give at least one");
   }
   if (out.shard_count > out.connections) {
     return fail("--shard: " + std::to_string(out.shard_count) + " shards for " + std::to_string(out.connections) +

@@ -58,6 +58,13 @@ struct Options {
   std::int64_t start_at_unix_ns = 0;
   // --threshold, repeatable: judged on the report; any failed: exit 3.
   std::vector<Threshold> thresholds;
+  // --threshold-interval: also judge the latency, requests and rps
+  // thresholds on every interval of this length (whole seconds); 0: the
+  // whole window only.
+  std::uint64_t threshold_interval_ns = 0;
+
+  // Per-second interval histograms are kept (--hdr-log, --threshold-interval).
+  bool keeps_intervals() const { return !hdr_log.empty() || threshold_interval_ns > 0; }
 };
 
 // This process's share of the connections: the global index of its first

@@ -113,7 +113,7 @@ Measured measured(const Report& r) {
 
 bool Report::thresholds_met() const {
   bool met = true;
-  thresholds_text(options->thresholds, measured(*this), met);
+  thresholds_text(options->thresholds, measured(*this), met, interval_failures);
   return met;
 }
 
@@ -168,7 +168,7 @@ std::string format_text(const Report& r) {
   out += format("  client CPU  %.2f us/request\n", per_request_us(r.client_cpu_ns, t.responses));
   if (r.server_cpu_ns) out += format("  server CPU  %.2f us/request\n", per_request_us(*r.server_cpu_ns, t.responses));
   bool met = true;
-  out += thresholds_text(o.thresholds, measured(r), met);
+  out += thresholds_text(o.thresholds, measured(r), met, r.interval_failures);
   for (const std::string& note : r.notes) out += "  note: " + note + "\n";
   if (r.interrupted) out += "  note: interrupted; the window ended at the signal\n";
   if (t.latency.clamped() > 0)
@@ -228,7 +228,8 @@ std::string format_json(const Report& r) {
     if (i > 0) out += ',';
     out += json_escape(r.notes[i]);
   }
-  out += "],\"thresholds\":" + thresholds_json(o.thresholds, measured(r));
+  out += "],\"thresholds\":" + thresholds_json(o.thresholds, measured(r), r.interval_failures);
+  out += format(",\"threshold_interval_s\":%.0f", seconds(o.threshold_interval_ns));
   out += format(",\"thresholds_met\":%s", r.thresholds_met() ? "true" : "false");
   out += format(",\"interrupted\":%s,\"ok\":%s}\n", r.interrupted ? "true" : "false", r.failed() ? "false" : "true");
   return out;

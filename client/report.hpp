@@ -25,6 +25,7 @@ struct Report {
   std::optional<std::uint64_t> server_cpu_ns;
   std::vector<std::string> notes;  // things the reader must know (a worker gave up, ...)
   bool interrupted = false;        // SIGINT/SIGTERM ended the window early
+  std::vector<IntervalFailure> interval_failures;  // --threshold-interval
 
   bool failed() const { return totals.error_total() > 0 || totals.responses == 0 || !notes.empty(); }
   bool thresholds_met() const;  // every --threshold (true without any)

@@ -113,10 +113,10 @@ bool wait_for_signal_until(const sigset_t& signals, std::uint64_t deadline_ns) {
   }
 }
 
-// --hdr-log: the workers' intervals of the same index, merged, one line
-// each. Interval k covers [measure + k s, measure + (k+1) s), the last one
-// ending with the window; times are from the window's start. One histogram
-// is reused for every line, so a long run costs no more memory.
+// The workers' intervals of the same index, merged, one line each (for
+// --hdr-log and --threshold-interval). Interval k covers [measure + k s,
+// measure + (k+1) s), the last one ending with the window; times are from
+// the window's start.
 //
 // Every response the report counts is in some line. A worker dispatches the
 // batch in which it notices the window's end (or a stop) before it stops, so
@@ -124,21 +124,25 @@ bool wait_for_signal_until(const sigset_t& signals, std::uint64_t deadline_ns) {
 // finish its -n share before this thread has opened the window. Such an
 // interval has no time of its own in the window: its counts go into the line
 // before it, or, with none before, into a line of zero length.
-std::string write_interval_log(const std::string& path, double start_epoch_s, std::uint64_t window_start_ns,
-                               const Timeline& timeline, std::uint64_t window_end_ns,
-                               const std::vector<std::unique_ptr<Worker>>& workers) {
+struct IntervalLine {
+  double start_s = 0;
+  double length_s = 0;
+  Histogram::Sparse latency;
+};
+
+std::vector<IntervalLine> interval_lines(std::uint64_t window_start_ns, const Timeline& timeline,
+                                         std::uint64_t window_end_ns,
+                                         const std::vector<std::unique_ptr<Worker>>& workers) {
   std::size_t count = 0;
   for (const auto& w : workers) count = std::max(count, w->stats().intervals.size());
-  std::string text = hdr_log_header(start_epoch_s);
+  std::vector<IntervalLine> lines;
   Histogram line;  // the counts of the line being gathered
   bool gathering = false;
   std::uint64_t line_start_ns = 0;
   std::uint64_t line_end_ns = 0;
-  const auto write_line = [&] {
-    const std::string written = hdr_log_line(
-        {double(line_start_ns - window_start_ns) / 1e9, double(line_end_ns - line_start_ns) / 1e9, &line});
-    text += written;
-    return !written.empty();
+  const auto close_line = [&] {
+    lines.push_back({double(line_start_ns - window_start_ns) / 1e9, double(line_end_ns - line_start_ns) / 1e9,
+                     line.sparse()});
   };
   for (std::size_t k = 0; k < count; ++k) {
     std::uint64_t end_ns = 0;
@@ -148,7 +152,7 @@ std::string write_interval_log(const std::string& path, double start_epoch_s, st
     }
     const std::uint64_t start_ns = std::max(timeline.measure_ns + k * Worker::log_interval_ns, window_start_ns);
     if (!gathering || end_ns > start_ns) {
-      if (gathering && !write_line()) return "cannot compress a histogram for --hdr-log";
+      if (gathering) close_line();
       line.reset();
       gathering = true;
       line_start_ns = start_ns;
@@ -161,12 +165,44 @@ std::string write_interval_log(const std::string& path, double start_epoch_s, st
       line.add(intervals[k].latency);
     }
   }
-  if (gathering && !write_line()) return "cannot compress a histogram for --hdr-log";
+  if (gathering) close_line();
+  return lines;
+}
+
+std::string write_interval_log(const std::string& path, double start_epoch_s, const std::vector<IntervalLine>& lines) {
+  std::string text = hdr_log_header(start_epoch_s);
+  Histogram h;
+  for (const IntervalLine& line : lines) {
+    h.reset();
+    h.add(line.latency);
+    const std::string written = hdr_log_line({line.start_s, line.length_s, &h});
+    if (written.empty()) return "cannot compress a histogram for --hdr-log";
+    text += written;
+  }
   std::FILE* f = std::fopen(path.c_str(), "w");
   if (f == nullptr) return "cannot write --hdr-log " + path + ": " + std::strerror(errno);
   const bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
   if (std::fclose(f) != 0 || !ok) return "cannot write --hdr-log " + path + ": " + std::strerror(errno);
   return {};
+}
+
+// --threshold-interval: the lines in groups of the interval's seconds (the
+// last group may be shorter: the window's end), each judged.
+std::vector<IntervalFailure> judge_intervals(const Options& options, const std::vector<IntervalLine>& lines) {
+  std::vector<IntervalFailure> failures;
+  const std::size_t per_group = std::size_t(options.threshold_interval_ns / Worker::log_interval_ns);
+  Histogram h;
+  for (std::size_t first = 0; first < lines.size(); first += per_group) {
+    h.reset();
+    double length_s = 0;
+    for (std::size_t k = first; k < std::min(lines.size(), first + per_group); ++k) {
+      h.add(lines[k].latency);
+      length_s += lines[k].length_s;
+    }
+    if (length_s <= 0) continue;  // a line of no time of its own (see interval_lines)
+    judge_interval(options.thresholds, {lines[first].start_s, length_s, &h}, failures);
+  }
+  return failures;
 }
 
 class Progress {
@@ -348,6 +384,9 @@ int run(const Options& options) {
     if (!w->gave_up().empty()) report.notes.push_back("a worker gave up: " + w->gave_up());
   }
   if (report.totals.responses == 0) report.notes.push_back("no response was received in the measured window");
+  std::vector<IntervalLine> lines;
+  if (options.keeps_intervals()) lines = interval_lines(window_start_ns, timeline, window_end_ns, workers);
+  if (options.threshold_interval_ns > 0) report.interval_failures = judge_intervals(options, lines);
 
   const std::string text = format_text(report);
   std::fputs(text.c_str(), options.json ? stderr : stdout);
@@ -360,9 +399,7 @@ int run(const Options& options) {
   }
   if (!options.hdr_log.empty()) {
     const double start_epoch_s = double(wall_start.tv_sec) + double(wall_start.tv_nsec) / 1e9;
-    if (const std::string error =
-            write_interval_log(options.hdr_log, start_epoch_s, window_start_ns, timeline, window_end_ns, workers);
-        !error.empty()) {
+    if (const std::string error = write_interval_log(options.hdr_log, start_epoch_s, lines); !error.empty()) {
       std::fprintf(stderr, "client: %s\n", error.c_str());
       return 1;
     }

@@ -115,27 +115,70 @@ Verdict judge(const Threshold& t, const Measured& m) {
   return v;
 }
 
-std::string thresholds_text(const std::vector<Threshold>& ts, const Measured& m, bool& all_met) {
+bool judged_per_interval(const Threshold& t) { return t.metric != Threshold::Metric::errors; }
+
+void judge_interval(const std::vector<Threshold>& ts, const IntervalFigures& interval,
+                    std::vector<IntervalFailure>& out) {
+  const std::uint64_t count = interval.latency->total();
+  const Measured m{interval.latency, 0, count, interval.length_s > 0 ? double(count) / interval.length_s : 0};
+  for (std::size_t i = 0; i < ts.size(); ++i) {
+    if (!judged_per_interval(ts[i])) continue;
+    const Verdict v = judge(ts[i], m);
+    if (!v.met) out.push_back({i, interval.start_s, interval.length_s, v.measured});
+  }
+}
+
+std::string thresholds_text(const std::vector<Threshold>& ts, const Measured& m, bool& all_met,
+                            const std::vector<IntervalFailure>& interval_failures) {
+  // At most this many failing intervals are named per threshold in the
+  // text (the JSON names every one).
+  constexpr std::size_t named_max = 10;
   std::string out;
-  all_met = true;
-  for (const Threshold& t : ts) {
+  all_met = interval_failures.empty();
+  for (std::size_t i = 0; i < ts.size(); ++i) {
+    const Threshold& t = ts[i];
     const Verdict v = judge(t, m);
     all_met = all_met && v.met;
     const std::string measured = is_latency(t.metric) ? format_latency(v.measured) : number(v.measured);
     out += "  threshold " + t.text + ": " + (v.met ? "met" : "FAILED") + " (measured " + measured + ")\n";
+    std::size_t named = 0, failed = 0;
+    for (const IntervalFailure& f : interval_failures) {
+      if (f.threshold != i) continue;
+      ++failed;
+      if (named++ >= named_max) continue;
+      char line[160];
+      std::snprintf(line, sizeof line, "    FAILED in the interval %.1f-%.1f s (measured %s)\n", f.start_s,
+                    f.start_s + f.length_s,
+                    (is_latency(t.metric) ? format_latency(f.measured) : number(f.measured)).c_str());
+      out += line;
+    }
+    if (failed > named_max) out += "    and in " + std::to_string(failed - named_max) + " more intervals\n";
   }
   return out;
 }
 
-std::string thresholds_json(const std::vector<Threshold>& ts, const Measured& m) {
+std::string thresholds_json(const std::vector<Threshold>& ts, const Measured& m,
+                            const std::vector<IntervalFailure>& interval_failures) {
   std::string out = "[";
   for (std::size_t i = 0; i < ts.size(); ++i) {
     const Verdict v = judge(ts[i], m);
+    const bool latency = is_latency(ts[i].metric);
     char measured[64];
-    std::snprintf(measured, sizeof measured, "%.6f", is_latency(ts[i].metric) ? v.measured / 1e3 : v.measured);
+    std::snprintf(measured, sizeof measured, "%.6f", latency ? v.measured / 1e3 : v.measured);
+    std::string failures = "[";
+    bool interval_met = true;
+    for (const IntervalFailure& f : interval_failures) {
+      if (f.threshold != i) continue;
+      char item[160];
+      std::snprintf(item, sizeof item, "%s{\"start_s\":%.3f,\"length_s\":%.3f,\"measured\":%.6f}",
+                    interval_met ? "" : ",", f.start_s, f.length_s, latency ? f.measured / 1e3 : f.measured);
+      failures += item;
+      interval_met = false;
+    }
+    failures += "]";
     out += std::string(i == 0 ? "" : ",") + "{\"threshold\":" + report_json_escape(ts[i].text) +
-           ",\"measured\":" + measured + ",\"unit\":" + (is_latency(ts[i].metric) ? "\"us\"" : "null") +
-           ",\"met\":" + (v.met ? "true" : "false") + "}";
+           ",\"measured\":" + measured + ",\"unit\":" + (latency ? "\"us\"" : "null") +
+           ",\"met\":" + (v.met && interval_met ? "true" : "false") + ",\"failed_intervals\":" + failures + "}";
   }
   return out + "]";
 }

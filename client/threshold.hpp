@@ -42,8 +42,33 @@ struct Verdict {
 };
 Verdict judge(const Threshold& t, const Measured& m);
 
-// "  threshold p99<=5ms: met (measured 1.23ms)\n" for each; and the JSON array.
-std::string thresholds_text(const std::vector<Threshold>& ts, const Measured& m, bool& all_met);
-std::string thresholds_json(const std::vector<Threshold>& ts, const Measured& m);
+// A threshold that failed in one interval of the window (--threshold-interval).
+struct IntervalFailure {
+  std::size_t threshold = 0;  // its index in the options' list
+  double start_s = 0;         // from the window's start
+  double length_s = 0;
+  double measured = 0;        // in the threshold's unit (ns for latency)
+};
+
+// Whether a threshold is judged per interval: latency, requests and rps
+// (errors are counted for the whole window only).
+bool judged_per_interval(const Threshold& t);
+
+// One interval's figures, for judging it.
+struct IntervalFigures {
+  double start_s = 0;
+  double length_s = 0;
+  const Histogram* latency = nullptr;
+};
+// Appends to `out` each threshold judged per interval that fails in `interval`.
+void judge_interval(const std::vector<Threshold>& ts, const IntervalFigures& interval,
+                    std::vector<IntervalFailure>& out);
+
+// "  threshold p99<=5ms: met (measured 1.23ms)\n" for each, then the
+// intervals where one failed; and the JSON array.
+std::string thresholds_text(const std::vector<Threshold>& ts, const Measured& m, bool& all_met,
+                            const std::vector<IntervalFailure>& interval_failures = {});
+std::string thresholds_json(const std::vector<Threshold>& ts, const Measured& m,
+                            const std::vector<IntervalFailure>& interval_failures = {});
 
 }  // namespace ringhttp::client

@@ -90,7 +90,7 @@ bool Worker::setup() {
   now_ns_ = monotonic_ns();
   next_tick_ns_ = now_ns_ + tick_ns;
   measuring_ = now_ns_ >= timeline_.measure_ns;  // no warm-up: connect errors count from the start
-  if (!options_.hdr_log.empty()) {
+  if (options_.keeps_intervals()) {
     interval_.emplace();
     interval_end_ns_ = timeline_.measure_ns + log_interval_ns;
     // One sparse interval a second; reserved so that a timed run adds none.

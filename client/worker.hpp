@@ -58,7 +58,7 @@ class Worker {
   static constexpr std::uint64_t stop_drain_ns = 2'000'000'000;
   static constexpr std::uint8_t enobufs_in_a_row_max = 8;
   static constexpr unsigned long timer_slack_ns = 1;               // rate model: wake when asked
-  static constexpr std::uint64_t log_interval_ns = 1'000'000'000;  // --hdr-log: one interval a second
+  static constexpr std::uint64_t log_interval_ns = 1'000'000'000;  // --hdr-log, --threshold-interval: one a second
 
   Worker(const Options& options, const RequestBytes& request, const uring::Features& features, const WorkerPlan& plan);
   ~Worker();
@@ -136,7 +136,7 @@ class Worker {
   bool varying_bodies_ = false;      // each response has its own expected body (a placeholder in it)
   std::uint64_t requests_done_ = 0;  // -n: answered or failed
   std::uint32_t connect_failures_in_a_row_ = 0;
-  std::optional<Histogram> interval_;  // --hdr-log only: the current interval's latency
+  std::optional<Histogram> interval_;  // --hdr-log, --threshold-interval: the current interval's latency
   std::uint64_t interval_index_ = 0;
   std::uint64_t interval_end_ns_ = UINT64_MAX;
 

@@ -12,15 +12,18 @@
 #include <gtest/gtest.h>
 #include <simdjson.h>
 
+#include <signal.h>
 #include <unistd.h>
 
 #include <bit>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "support/client_process.hpp"
@@ -346,6 +349,35 @@ TEST_F(ClientHistograms, thresholds_set_the_exit_status_of_a_run_and_of_a_merge)
   EXPECT_EQ(merged_fail.exit_code, 3) << merged_fail.output;
   EXPECT_NE(merged_fail.output.find("threshold requests>400: FAILED (measured 400)"), std::string::npos)
       << merged_fail.output;
+}
+
+// --threshold-interval: a threshold met over the whole window but failed
+// in one second of it fails the run (exit 3), and the report names that
+// interval. The server is stopped (SIGSTOP) for 2.2 s in the middle of a
+// 6 s window, so at least one whole one-second interval gets no response.
+TEST_F(ClientHistograms, a_threshold_failed_in_one_interval_fails_the_run_and_names_it) {
+  ClientRun run;
+  std::thread runner([&] {
+    run = run_client({"-c", "2", "-w", "0", "-d", "6s", "--timeout", "20s", "--json", "--threshold",
+                      "requests>=100", "--threshold-interval", "1s", url("/json")},
+                     std::chrono::seconds(60));
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(1800));
+  ::kill(server.pid(), SIGSTOP);
+  std::this_thread::sleep_for(std::chrono::milliseconds(2200));
+  ::kill(server.pid(), SIGCONT);
+  runner.join();
+  EXPECT_EQ(run.exit_code, 3) << run.out << run.err;
+  const JsonReport report(run);
+  EXPECT_GE(report.number("/requests"), 100u) << "met over the whole window";
+  EXPECT_FALSE(report.flag("/thresholds_met"));
+  EXPECT_NE(run.err.find("threshold requests>=100: met"), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("FAILED in the interval "), std::string::npos) << run.err;
+  EXPECT_NE(run.out.find("\"failed_intervals\":[{\"start_s\":"), std::string::npos) << run.out;
+  // The same run's figures without a stop meet it in every interval.
+  const ClientRun steady = run_client({"-c", "2", "-w", "0", "-d", "3s", "--threshold", "requests>=100",
+                                       "--threshold-interval", "1s", url("/json")});
+  EXPECT_EQ(steady.exit_code, 0) << steady.out << steady.err;
 }
 
 // Reports that are not one run split are refused, each with its reason.
