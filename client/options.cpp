@@ -34,6 +34,7 @@ constexpr const char* usage_text =
     "      --body-file PATH    request body from a file\n"
     "  -p, --pipeline N        requests per connection sent together in one send (default 1)\n"
     "  -R, --rate N            open model: N requests/s in total, latency from intended send times\n"
+    "                          (with -p: batches of -p at N/p a second, each request timed from its batch's)\n"
     "      --timeout T         a response not complete by then is a timeout error (default 2s)\n"
     "      --expect-status L   accepted statuses, e.g. 200,204 (default any 2xx)\n"
     "      --expect-body S     every response body must equal S\n"
@@ -63,6 +64,9 @@ constexpr std::uint64_t body_bytes_max = 64ull << 20;
 constexpr std::uint32_t shards_max = 100'000;
 // --start-at further ahead than this is a typo, not a plan.
 constexpr std::int64_t start_at_ahead_max_ns = 24ll * 3600 * 1'000'000'000;
+// Unix seconds a --start-at may name: up to 2096, far from overflowing
+// nanoseconds in 64 bits (9.2e9 s).
+constexpr std::uint64_t start_at_seconds_max = 4'000'000'000;
 
 std::int64_t wall_now_ns() {
   timespec ts{};
@@ -80,7 +84,7 @@ bool parse_start_at(std::string_view text, std::int64_t& out_unix_ns) {
   }
   const std::size_t dot = text.find('.');
   std::uint64_t seconds = 0;
-  if (!parse_number<std::uint64_t>(text.substr(0, dot), 1, 1ull << 40, seconds)) return false;
+  if (!parse_number<std::uint64_t>(text.substr(0, dot), 1, start_at_seconds_max, seconds)) return false;
   std::int64_t ns = 0;
   if (dot != std::string_view::npos) {
     const std::string_view fraction = text.substr(dot + 1);
@@ -356,7 +360,18 @@ ParseOutcome parse_options(int argc, char** argv, Options& out) {
     return fail("--rate (" + std::to_string(out.rate) + "/s) is below --threads (" + std::to_string(out.threads) +
                 "): every thread needs at least 1 request/s");
   }
-  if (out.rate > 0 && out.pipeline > 1) return fail("--rate paces single requests: --pipeline must be 1 with it");
+  if (out.rate > 0 && out.pipeline > 1) {
+    // Batches of -p are paced, at -R / -p a second: the schedule is exact
+    // only if that is whole.
+    if (out.rate % out.pipeline != 0) {
+      return fail("--rate (" + std::to_string(out.rate) + "/s) with --pipeline " + std::to_string(out.pipeline) +
+                  ": the batches' rate (rate / pipeline) must be whole; make --rate a multiple of --pipeline");
+    }
+    if (out.rate / out.pipeline < out.threads) {
+      return fail("--rate / --pipeline (" + std::to_string(out.rate / out.pipeline) +
+                  " batches/s) is below --threads: every thread needs at least one batch a second");
+    }
+  }
   if (out.requests > 0 && out.shard_count > 1 && out.requests < out.connections) {
     return fail("-n (" + std::to_string(out.requests) + ") with --shard must be at least --connections (" +
                 std::to_string(out.connections) + ")");

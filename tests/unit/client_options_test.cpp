@@ -220,7 +220,8 @@ TEST(ClientShards, bad_shards_and_start_times_are_usage_errors) {
            {"--shard", "2/2"}, {"--shard", "0/0"}, {"--shard", "1"}, {"--shard", "-1/2"}, {"--shard", "a/b"},
            {"-c", "2", "--shard", "0/3"}, {"-c", "4", "-t", "3", "--shard", "0/2"},
            {"-c", "4", "-n", "3", "--shard", "0/2"}, {"--start-at", "soon"}, {"--start-at", "+2d"},
-           {"--start-at", "1764850000.1234567890"}, {"--start-at", "99999999999"}}) {
+           {"--start-at", "1764850000.1234567890"}, {"--start-at", "99999999999"},
+           {"--start-at", "3999999999"}, {"--start-at", "18446744073709551615"}}) {
     Options o;
     std::string joined;
     for (const std::string& a : args) joined += a + " ";
