@@ -104,8 +104,11 @@ bool Worker::setup() {
     assert(conn.slot == i);
     conn.worker = this;
     conn.global_index = plan_.first_global_connection + i;
+    // With -p, batches are paced (options checked that rate / pipeline is
+    // whole): each slot of the schedule carries -p requests.
     if (options_.rate > 0)
-      conn.pacing = Pacing(timeline_.start_ns, options_.rate, options_.connections, conn.global_index);
+      conn.pacing =
+          Pacing(timeline_.start_ns, options_.rate / options_.pipeline, options_.connections, conn.global_index);
     connect(conn);
   }
   return true;

@@ -333,6 +333,29 @@ TEST_F(ClientAgainstServer, rate_mode_sends_exactly_n_requests_on_the_schedule_a
   EXPECT_GE(elapsed, last_slot_due) << "the client finished before its last request was due";
 }
 
+// With -p 4 the schedule paces batches of 4 at R/4 a second, so -R stays
+// the requests a second: 2,000 requests at -R 1000 are 500 batches, the
+// last due 499/250 s after the start. A pacer that sent a batch per
+// request slot (4x the rate) would finish four times sooner.
+TEST_F(ClientAgainstServer, rate_mode_with_pipelining_paces_batches_at_the_rate_over_the_batch_size) {
+  constexpr std::uint64_t rate_per_s = 1000;
+  constexpr std::uint64_t pipeline = 4;
+  constexpr std::uint64_t requests = 2000;
+  const auto started = std::chrono::steady_clock::now();
+  const ClientRun run = run_client({"-R", std::to_string(rate_per_s), "-p", std::to_string(pipeline), "-n",
+                                    std::to_string(requests), "-d", "4s", "-c", "4", "--json", url(server, "/plaintext")});
+  const auto elapsed = std::chrono::steady_clock::now() - started;
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const JsonReport report(run);
+  EXPECT_EQ(report.number("/requests"), requests);
+  EXPECT_EQ(report.number("/errors_total"), 0u);
+  EXPECT_EQ(report.number("/latency_us/count"), requests);
+  EXPECT_EQ(report.number("/latency_uncorrected_us/count"), requests);
+  EXPECT_EQ(scrape_metrics(server.port()).value(metric::responses(200)), double(requests));
+  const std::chrono::nanoseconds last_batch_due((requests / pipeline - 1) * 1'000'000'000 / (rate_per_s / pipeline));
+  EXPECT_GE(elapsed, last_batch_due) << "the client finished before its last batch was due";
+}
+
 TEST_F(ClientAgainstServer, hdr_out_writes_a_percentile_distribution) {
   const std::string path = testing::TempDir() + "client_test.hgrm";
   const ClientRun run = run_client({"-n", "200", "-c", "2", "--hdr-out", path, url(server, "/plaintext")});
@@ -518,6 +541,8 @@ TEST(Client, bad_flags_and_urls_exit_2_with_a_message) {
       {"http://192.0.2.1:80/"},
       {"-c", "0", "http://127.0.0.1:1/"},
       {"-t", "2", "-c", "4", "-R", "1", "http://127.0.0.1:1/"},
+      {"-R", "1001", "-p", "4", "http://127.0.0.1:1/"},
+      {"-t", "2", "-c", "4", "-R", "4", "-p", "4", "http://127.0.0.1:1/"},
       {},
   };
   for (const auto& a : bad) {
