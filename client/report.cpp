@@ -112,9 +112,7 @@ Measured measured(const Report& r) {
 }
 
 bool Report::thresholds_met() const {
-  bool met = true;
-  thresholds_text(options->thresholds, measured(*this), met, interval_failures);
-  return met;
+  return client::thresholds_met(options->thresholds, measured(*this), interval_failures);
 }
 
 std::string report_json_escape(std::string_view s) { return json_escape(s); }

@@ -128,6 +128,15 @@ void judge_interval(const std::vector<Threshold>& ts, const IntervalFigures& int
   }
 }
 
+bool thresholds_met(const std::vector<Threshold>& ts, const Measured& m,
+                    const std::vector<IntervalFailure>& interval_failures) {
+  if (!interval_failures.empty()) return false;
+  for (const Threshold& t : ts) {
+    if (!judge(t, m).met) return false;
+  }
+  return true;
+}
+
 std::string thresholds_text(const std::vector<Threshold>& ts, const Measured& m, bool& all_met,
                             const std::vector<IntervalFailure>& interval_failures) {
   // At most this many failing intervals are named per threshold in the

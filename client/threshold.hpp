@@ -64,6 +64,10 @@ struct IntervalFigures {
 void judge_interval(const std::vector<Threshold>& ts, const IntervalFigures& interval,
                     std::vector<IntervalFailure>& out);
 
+// Every threshold met over the whole window and in no interval failed.
+bool thresholds_met(const std::vector<Threshold>& ts, const Measured& m,
+                    const std::vector<IntervalFailure>& interval_failures = {});
+
 // "  threshold p99<=5ms: met (measured 1.23ms)\n" for each, then the
 // intervals where one failed; and the JSON array.
 std::string thresholds_text(const std::vector<Threshold>& ts, const Measured& m, bool& all_met,

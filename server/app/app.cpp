@@ -211,15 +211,40 @@ void App::stream(Context& ctx) {
 
 void App::metrics(Context& ctx) { ctx.reply.metrics(heads::ok_metrics); }
 
-void App::user(Context& ctx) {
+// The :id of /users/:id and /db/users/:id: digits only, no sign, no leading
+// zero (one spelling per id), 1 to user_id_max. False once it has answered 400.
+bool App::user_id(Context& ctx, std::uint64_t& id) {
   const std::string_view text = ctx.params[0];
-  std::uint64_t id = 0;
-  // Digits only, no sign, no leading zero: one spelling per id.
   const bool ok = !text.empty() && text.front() != '0' && text::parse_number<std::uint64_t>(text, 1, user_id_max, id);
-  if (!ok) {
-    ctx.reply.fixed(400, heads::bad_request_json, bad_user_id_body);
-    return;
+  if (!ok) ctx.reply.fixed(400, heads::bad_request_json, bad_user_id_body);
+  return ok;
+}
+
+// A JSON body of `shape`, as POST /echo and POST /db/users take it: 415
+// unless application/json, 413 past the limit, 400 or 422 (naming the field)
+// from the parser. False once it has answered the refusal.
+bool App::json_body(Context& ctx, json::EchoShape shape, json::EchoParse& parsed) {
+  const http::RequestHead& head = ctx.request.head;
+  if (!is_json_media_type(head.header(http::KeptHeader::content_type))) {
+    ctx.reply.fixed(415, heads::unsupported_media_type_json, wrong_content_type_body);
+    return false;
   }
+  if (head.body_truncated) {
+    ctx.reply.fixed(413, heads::payload_too_large_json, body_too_large_body);
+    return false;
+  }
+  parsed = ctx.app.echo_parser_.parse(head.body.data(), head.body.size(), shape);
+  if (parsed.error == json::EchoError::none) return true;
+  const std::size_t len = json::write_echo_error(parsed, ctx.reply.scratch(), Reply::scratch_bytes());
+  assert(len > 0);
+  const int status = json::status_for(parsed.error);
+  ctx.reply.scratch_body(std::uint16_t(status), status == 422 ? heads::unprocessable_json : heads::bad_request_json, len);
+  return false;
+}
+
+void App::user(Context& ctx) {
+  std::uint64_t id = 0;
+  if (!user_id(ctx, id)) return;
   char digits[20];
   const std::size_t n = std::size_t(std::to_chars(digits, digits + sizeof digits, id).ptr - digits);
   const std::string_view number(digits, n);
@@ -233,24 +258,8 @@ void App::user(Context& ctx) {
 }
 
 void App::echo(Context& ctx) {
-  const http::RequestHead& head = ctx.request.head;
-  if (!is_json_media_type(head.header(http::KeptHeader::content_type))) {
-    ctx.reply.fixed(415, heads::unsupported_media_type_json, wrong_content_type_body);
-    return;
-  }
-  if (head.body_truncated) {
-    ctx.reply.fixed(413, heads::payload_too_large_json, body_too_large_body);
-    return;
-  }
-  const json::EchoParse parsed = ctx.app.echo_parser_.parse(head.body.data(), head.body.size());
-  if (parsed.error != json::EchoError::none) {
-    const std::size_t len = json::write_echo_error(parsed, ctx.reply.scratch(), Reply::scratch_bytes());
-    assert(len > 0);
-    const int status = json::status_for(parsed.error);
-    ctx.reply.scratch_body(std::uint16_t(status), status == 422 ? heads::unprocessable_json : heads::bad_request_json,
-                           len);
-    return;
-  }
+  json::EchoParse parsed;
+  if (!json_body(ctx, json::EchoShape::name_and_n, parsed)) return;
   const std::size_t len = json::write_echo_response(parsed.name, parsed.n, ctx.reply.scratch(), Reply::scratch_bytes());
   assert(len > 0);
 #if RINGHTTP_CHECK_RESPONSE_SCHEMA
@@ -265,40 +274,18 @@ void App::echo(Context& ctx) {
 // whose result answers later (Shard::on_result calls answer()).
 
 void App::db_user(Context& ctx) {
-  const std::string_view text = ctx.params[0];
   std::uint64_t id = 0;
-  const bool ok = !text.empty() && text.front() != '0' && text::parse_number<std::uint64_t>(text, 1, user_id_max, id);
-  if (!ok) {
-    ctx.reply.fixed(400, heads::bad_request_json, bad_user_id_body);
-    return;
-  }
+  if (!user_id(ctx, id)) return;
   if (ctx.app.db_ == nullptr) {
     ctx.reply.fixed(503, heads::service_unavailable_json, db_not_configured_body);
     return;
   }
-  submitted(ctx, ctx.app.db_->read_user(text, ctx.request.waiter));
+  submitted(ctx, ctx.app.db_->read_user(ctx.params[0], ctx.request.waiter));  // the id's one spelling
 }
 
 void App::db_insert(Context& ctx) {
-  const http::RequestHead& head = ctx.request.head;
-  if (!is_json_media_type(head.header(http::KeptHeader::content_type))) {
-    ctx.reply.fixed(415, heads::unsupported_media_type_json, wrong_content_type_body);
-    return;
-  }
-  if (head.body_truncated) {
-    ctx.reply.fixed(413, heads::payload_too_large_json, body_too_large_body);
-    return;
-  }
-  const json::EchoParse parsed =
-      ctx.app.echo_parser_.parse(head.body.data(), head.body.size(), json::EchoShape::name_only);
-  if (parsed.error != json::EchoError::none) {
-    const std::size_t len = json::write_echo_error(parsed, ctx.reply.scratch(), Reply::scratch_bytes());
-    assert(len > 0);
-    const int status = json::status_for(parsed.error);
-    ctx.reply.scratch_body(std::uint16_t(status), status == 422 ? heads::unprocessable_json : heads::bad_request_json,
-                           len);
-    return;
-  }
+  json::EchoParse parsed;
+  if (!json_body(ctx, json::EchoShape::name_only, parsed)) return;
   if (ctx.app.db_ == nullptr) {
     ctx.reply.fixed(503, heads::service_unavailable_json, db_not_configured_body);
     return;

@@ -109,6 +109,9 @@ class App {
   static void db_user(Context& ctx);
   static void db_insert(Context& ctx);
   static void submitted(Context& ctx, db::Submit outcome);
+  // What several handlers validate the same way; false once answered.
+  static bool user_id(Context& ctx, std::uint64_t& id);
+  static bool json_body(Context& ctx, json::EchoShape shape, json::EchoParse& parsed);
   // Middleware.
   static Next security(Context& ctx);
   static Next cors(Context& ctx);
