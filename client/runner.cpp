@@ -99,6 +99,16 @@ std::vector<WorkerPlan> make_plans(const Options& options) {
   return plans;
 }
 
+// The wall-clock time (Unix seconds) of a monotonic instant: both clocks
+// read together, the difference carried back.
+double unix_time_of(std::uint64_t monotonic_at_ns) {
+  timespec wall{};
+  clock_gettime(CLOCK_REALTIME, &wall);
+  const std::uint64_t now_ns = monotonic_ns();
+  const double wall_s = double(wall.tv_sec) + double(wall.tv_nsec) / 1e9;
+  return wall_s - (double(now_ns) - double(monotonic_at_ns)) / 1e9;
+}
+
 // Waits until `deadline_ns` (monotonic) or a blocked SIGINT/SIGTERM,
 // whichever comes first. Returns true on the signal.
 bool wait_for_signal_until(const sigset_t& signals, std::uint64_t deadline_ns) {
@@ -330,9 +340,10 @@ int run(const Options& options) {
     return 1;
   }
   const std::uint64_t client_cpu_start = process_cpu_ns();
-  // Wall-clock time only labels the --hdr-log interval; nothing is measured with it.
-  timespec wall_start{};
-  clock_gettime(CLOCK_REALTIME, &wall_start);
+  // Wall-clock time only labels the window (--hdr-log, the report that
+  // merge lines up with others); nothing is measured with it. It is the
+  // window's own start, not this thread's late wake-up after it.
+  const double window_start_unix_s = unix_time_of(window_start_ns);
   const std::optional<std::uint64_t> server_cpu_start =
       options.server_pid != 0 ? other_process_cpu_ns(options.server_pid) : std::nullopt;
   // Wait for the window's end: the deadline of a timed run, or the last
@@ -373,7 +384,7 @@ int run(const Options& options) {
   report.window_ns = window_end_ns - window_start_ns;
   report.interrupted = interrupted;
   report.client_cpu_ns = client_cpu_end - client_cpu_start;
-  report.window_start_unix_s = double(wall_start.tv_sec) + double(wall_start.tv_nsec) / 1e9;
+  report.window_start_unix_s = window_start_unix_s;
   char host[256] = {};
   if (::gethostname(host, sizeof host - 1) == 0) report.host = host;
   if (server_cpu_start && server_cpu_end) report.server_cpu_ns = *server_cpu_end - *server_cpu_start;
@@ -398,8 +409,7 @@ int run(const Options& options) {
     }
   }
   if (!options.hdr_log.empty()) {
-    const double start_epoch_s = double(wall_start.tv_sec) + double(wall_start.tv_nsec) / 1e9;
-    if (const std::string error = write_interval_log(options.hdr_log, start_epoch_s, lines); !error.empty()) {
+    if (const std::string error = write_interval_log(options.hdr_log, window_start_unix_s, lines); !error.empty()) {
       std::fprintf(stderr, "client: %s\n", error.c_str());
       return 1;
     }

@@ -18,14 +18,28 @@ configure() {  # dir, extra meson options...
   fi
 }
 
+# One stream per test (--no-stdsplit), so that a failing test's summary ends
+# its log rather than the servers' start-up notices; on failure, every
+# gtest/assertion failure of the full log is printed too, since meson shows
+# only its last 100 lines.
+run_tests() {  # build dir
+  local dir=$1
+  if ! meson test -C "$dir" --no-stdsplit --print-errorlogs; then
+    echo "test.sh: failures in $dir (from $dir/meson-logs/testlog.txt):"
+    grep -n -A 12 -E '(: Failure$|^\[  FAILED  \]|FAIL:|Traceback|ERROR: AddressSanitizer|runtime error:)' \
+      "$dir/meson-logs/testlog.txt" | head -400 || true
+    return 1
+  fi
+}
+
 configure build -Dwerror=true
 ninja -C build
-meson test -C build --print-errorlogs
+run_tests build
 
 configure build-san -Dwerror=true -Db_sanitize=address,undefined -Dbuildtype=debug -Db_lundef=false -Dbench=false -Dallocator=system
 ninja -C build-san
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-  meson test -C build-san --print-errorlogs
+  run_tests build-san
 # The request parser (every split of its input), POST /echo's body parser and
 # the token verifier, each fuzzed briefly (libFuzzer, clang).
 # The driver's random seeds are left out here: this run must pass or fail
