@@ -98,6 +98,10 @@ bool Worker::setup() {
       stats_.intervals.reserve((timeline_.end_ns - timeline_.measure_ns) / log_interval_ns + 2);
     }
   }
+  if (options_.rate > 0) {
+    schedule_ = ScheduleCursor(timeline_.start_ns, options_.rate / options_.pipeline, options_.connections,
+                               plan_.first_global_connection, plan_.connections);
+  }
   for (std::uint32_t i = 0; i < plan_.connections; ++i) {
     // Every slot is taken at once and kept: a reconnect renews it in place.
     Connection& conn = *table_.acquire();
@@ -136,14 +140,7 @@ std::uint64_t Worker::wait_ns() const {
   if (!stopping_) target = std::min(target, timeline_.end_ns);
   // Only connections that may still send: a -n share that is all sent must
   // not keep a past due time here, or the loop would spin until it ends.
-  if (options_.rate > 0 && !stopping_ && may_send_more()) {
-    for (std::uint32_t i = 0; i < plan_.connections; ++i) {
-      const Connection& conn = table_[i];
-      if (conn.state == ConnState::open && conn.outstanding == 0 && !conn.send_inflight) {
-        target = std::min(target, conn.pacing.next_ns());
-      }
-    }
-  }
+  if (options_.rate > 0 && !stopping_ && may_send_more()) target = std::min(target, schedule_.due_ns());
   return target > now_ns_ ? target - now_ns_ : 0;
 }
 
@@ -187,8 +184,13 @@ void Worker::after_batch() {
     }
     if (conn.state == ConnState::idle && !stopping_ && now_ns_ >= conn.reconnect_at_ns) connect(conn);
   });
+  // The open model: every slot due by now, in order, its connection sending
+  // if it is free (one that is not sends as its answers arrive).
   if (options_.rate > 0) {
-    for (std::uint32_t i = 0; i < plan_.connections; ++i) maybe_send(table_[i]);
+    while (!stopping_ && may_send_more() && schedule_.due_ns() <= now_ns_) {
+      maybe_send(table_[schedule_.connection()]);
+      schedule_.advance();
+    }
   }
   if (now_ns_ >= next_tick_ns_) on_tick();
 }

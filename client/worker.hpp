@@ -14,6 +14,7 @@
 
 #include "client/connection.hpp"
 #include "client/options.hpp"
+#include "client/pacing.hpp"
 #include "client/request.hpp"
 #include "client/stats.hpp"
 #include "core/uring/batch_loop.hpp"
@@ -124,6 +125,7 @@ class Worker {
   uring::ReceiveBuffers buffers_;
   uring::SlotTable<Connection> table_;  // every slot acquired at start, renewed per socket
   uring::DirtyList dirty_;  // connections to look at after the batch
+  ScheduleCursor schedule_;  // the open model: the next due slot of this worker's connections
 
   std::uint64_t now_ns_ = 0;
   std::uint64_t next_tick_ns_ = 0;

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <utility>
 #include <vector>
 
 namespace ringhttp::client {
@@ -49,6 +50,34 @@ TEST(Pacing, count_due_in_a_window_is_rate_times_window) {
     }
   }
   EXPECT_EQ(due, rate * 2);
+}
+
+// The cursor visits a worker's connections in exactly the order, and at
+// exactly the times, that their own Pacing gives them: every slot of the
+// schedule whose connection is one of [first, first + count), none other.
+TEST(ScheduleCursor, visits_exactly_the_slots_of_its_connections_in_order) {
+  constexpr std::uint64_t start_ns = 5'000;
+  constexpr std::uint64_t rate = 7'777;
+  constexpr std::uint32_t connections = 10;
+  for (const auto& [first, count] : {std::pair{0u, 10u}, std::pair{0u, 3u}, std::pair{3u, 4u}, std::pair{7u, 3u},
+                                     std::pair{9u, 1u}}) {
+    std::vector<Pacing> own;
+    for (std::uint32_t i = 0; i < count; ++i) own.emplace_back(start_ns, rate, connections, first + i);
+    std::vector<std::pair<std::uint64_t, std::uint32_t>> expected;  // (due, connection) of the next 1,000 slots
+    std::vector<Pacing> walk = own;
+    for (int n = 0; n < 1000; ++n) {
+      const auto next = std::min_element(walk.begin(), walk.end(),
+                                         [](const Pacing& a, const Pacing& b) { return a.next_ns() < b.next_ns(); });
+      expected.emplace_back(next->next_ns(), std::uint32_t(next - walk.begin()));
+      next->advance();
+    }
+    ScheduleCursor cursor(start_ns, rate, connections, first, count);
+    for (int n = 0; n < 1000; ++n) {
+      ASSERT_EQ(cursor.due_ns(), expected[std::size_t(n)].first) << first << "+" << count << " slot " << n;
+      ASSERT_EQ(cursor.connection(), expected[std::size_t(n)].second) << first << "+" << count << " slot " << n;
+      cursor.advance();
+    }
+  }
 }
 
 }  // namespace
