@@ -12,9 +12,10 @@ soak         phases of load against one server; growth from the second phase on 
 cold_start   exec to the first right answer
 memory       RSS per idle connection, held by forked holders
 environment  the machine and build beside every number
-summary      medians, ranges, ratios, the ladder, the database targets
+summary      medians, ranges, ratios, the ladder, the targets (database rows, open model)
 render       tables, memory tables and notes, the chart
 profile      a row's server recorded by perf in its measured window: top functions, folded stacks, chart
+rate_sweep   one row in the open model at rising rates: achieved rate and corrected p99, a table and a chart
 context      one run's resolved options and the bodies and token rows need
 cli          the command line and the run itself
 """

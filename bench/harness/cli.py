@@ -23,15 +23,15 @@ import tempfile
 import time
 
 from .constants import (
-    CLIENT_CPU, COLD_START_SPAWNS, COOL_DOWN_S, DB_CONNECTIONS, DB_POOL, IDLE_CONNECTIONS, READY_PATH, ROOT,
-    SERVER_CPUS, SERVER_SHARDS, START_WAIT_S,
+    CLIENT_CPU, COLD_START_SPAWNS, COOL_DOWN_S, DB_CONNECTIONS, DB_POOL, IDLE_CONNECTIONS, RATE_SWEEP_RATES, READY_PATH,
+    ROOT, SERVER_CPUS, SERVER_SHARDS, START_WAIT_S,
 )
 from .workloads import WORKLOADS
 from .servers import Custom, Ringhttp
 from .rows import AXES, BY_NAME, all_rows, axis_rows, select, usage_error
 from .processes import Running, StartError, WrongAnswer, hold_signals
 from .database import Database
-from .runs import measure
+from .runs import measure, open_rate
 from .cold_start import cold_start
 from .profile import PROFILE_MIN_DURATION_S, perf_missing, profile, profile_chart, profile_tables
 from .soak import SOAK_PHASES, SOAK_RSS_TOLERANCE_BYTES, SOAK_RSS_TOLERANCE_FRACTION, soak, soak_table
@@ -51,8 +51,17 @@ from .render import (
     table_rows,
     text_table,
 )
+from .rate_sweep import SWEEP_HEADER, parse_rates, sweep_chart, sweep_rows, sweep_table
 from .context import Context
 from .units import non_negative, positive, seconds
+
+
+def rate_list(text):
+    """--rates, for argparse."""
+    try:
+        return parse_rates(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 INTERRUPTED = 130  # the exit status of a run stopped by SIGTERM or Ctrl-C (128 + SIGINT, as a shell says)
@@ -109,6 +118,12 @@ def parse_args(argv):
                    help="instead of the rows: ROW's iterations each run plain and then with perf recording the "
                         "server during the measured window; writes the top functions (user space and kernel "
                         "apart), folded stacks and a chart, and the profiler's overhead")
+    p.add_argument("--rate-sweep", nargs="?", const="ringhttp/pipelined", metavar="ROW",
+                   help="instead of the rows: ROW (default %(const)s) in the open model at each of --rates, "
+                        "the achieved rate and the corrected p99 against the requested rate, as a table and a "
+                        "chart (results/rate-sweep-*)")
+    p.add_argument("--rates", type=rate_list, default=rate_list(RATE_SWEEP_RATES), metavar="LIST",
+                   help=f"with --rate-sweep: requested rates, rising, k and M allowed (default: {RATE_SWEEP_RATES})")
     p.add_argument("--list", action="store_true",
                    help="print the workloads and rows (--json for machine-readable) and exit")
     p.add_argument("--json", action="store_true", help="with --list: JSON")
@@ -135,8 +150,8 @@ def parse_args(argv):
         p.error("--soak-hostile: only with --soak")
     if a.soak is not None and a.soak_phases < 3:
         p.error("--soak-phases: at least 3 (growth is judged from the second phase on)")
-    if sum(bool(x) for x in (a.soak is not None, a.profile is not None, a.axes)) > 1:
-        p.error("--soak, --profile and --compare: one at a time")
+    if sum(bool(x) for x in (a.soak is not None, a.profile is not None, a.axes, a.rate_sweep is not None)) > 1:
+        p.error("--soak, --profile, --compare and --rate-sweep: one at a time")
     if a.profile is not None and a.duration < PROFILE_MIN_DURATION_S:
         p.error(f"--profile: --duration of at least {PROFILE_MIN_DURATION_S} s (the recording is the measured "
                 "window less its edges)")
@@ -227,6 +242,16 @@ def main(argv):
                 usage_error("--soak-hostile: the driver's scripts are made for ringhttp's flags and answers")
             a.soak_hostile = hostile_driver(a)
         a.idle_connections = []
+    elif a.rate_sweep is not None:
+        rows = [r for r in select(all_rows(a.custom), a.rate_sweep) if r.generator == "client"]
+        if len(rows) != 1:
+            usage_error(f"--rate-sweep: '{a.rate_sweep}' names {len(rows)} rows driven by ringhttp's client, not "
+                        "one" + (f": {', '.join(r.id for r in rows)}" if rows else ""))
+        if not rows[0].server.http:
+            usage_error(f"--rate-sweep: {rows[0].id} has no HTTP server")
+        a.sweep_row = rows[0]
+        rows = sweep_rows(rows[0], a.rates)
+        a.idle_connections = []
     elif a.profile is not None:
         rows = select(all_rows(a.custom) + axis_rows(list(AXES)), a.profile)
         if len(rows) != 1:
@@ -241,8 +266,9 @@ def main(argv):
         controls = [] if a.axes else list(dict.fromkeys(target_controls({r.id for r in rows})))
         if controls:  # in the table's order, with the rows selected
             rows = [r for r in all_rows(a.custom) if r in rows or r.id in controls]
-            print(f"bench: adding {', '.join(controls)}: the control row(s) of the database targets "
-                  "(ringhttp/database-read's server CPU is held to json's + 3 µs of the same run)", flush=True)
+            print(f"bench: adding {', '.join(controls)}: the control row(s) of the targets (ringhttp/database-read's "
+                  "server CPU is held to json's + 3 µs of the same run, the open model's client CPU to the closed "
+                  "model's)", flush=True)
     ctx = Context(a)
     if ctx.idle_error:
         shutil.rmtree(ctx.bodies_dir, ignore_errors=True)
@@ -286,6 +312,9 @@ def main(argv):
                          + (f", the hostile-client driver beside them on CPU {CLIENT_CPU} ({a.soak_hostile} --port; "
                             "the server with the flags its scripts are made for)" if a.soak_hostile else "")
                          + "; after each phase, with its connections closed, RSS, descriptors and pool gauges")
+    if a.rate_sweep is not None:
+        env["method"] += (f" --rate-sweep: {a.sweep_row.id} in the open model (-R) at each requested rate, "
+                          "latency from each request's intended time (corrected) and from its send (uncorrected)")
     if a.profile is not None:
         env["method"] += (f" --profile: each iteration run twice in turn, plain and then with perf recording the "
                           f"server (perf on CPU {CLIENT_CPU}) inside the measured window only")
@@ -298,6 +327,8 @@ def main(argv):
         return soak_main(ctx, a, runnable, env, env_lines, base)
     if a.profile is not None:
         return profile_main(ctx, a, runnable[0], env, env_lines, os.path.join(a.out, f"profile-{stamp}"))
+    if a.rate_sweep is not None:
+        return rate_sweep_main(ctx, a, runnable, env, env_lines, os.path.join(a.out, f"rate-sweep-{stamp}"))
 
     # Cold start and memory: once per server instance, before the load runs.
     # SIGTERM or Ctrl-C anywhere in here stops the run where it is; what was
@@ -366,7 +397,8 @@ def main(argv):
     ladder_body, ladder_verdicts = ladder_table(summaries)
     targets = judge_targets(summaries) if not a.axes else []
     text = "## Results\n\n" + text_table(header, body)
-    targets_title = "## Targets (issue 16: ringhttp's database rows against this run's own rows; reported, not failed)"
+    targets_title = ("## Targets (issue 16: ringhttp's database rows, issue 17: the open model; against this run's own "
+                     "rows, reported, not failed)")
     if targets:
         text += "\n\n" + targets_title + "\n\n" + "\n".join(t["line"] for t in targets)
     ladder_note = ("The seeds' figures are another machine (Apple M1 Pro), another runtime (Node 24) and their "
@@ -513,6 +545,65 @@ def profile_main(ctx, a, row, env, env_lines, base):
     if record.get("interrupted"):
         return INTERRUPTED
     return 1 if record["failures"] else 0
+
+
+def rate_sweep_main(ctx, a, rows, env, env_lines, base):
+    """--rate-sweep: every point's iterations, the table and the chart; 1 if
+    a run failed, 130 if interrupted."""
+    print(f"rate sweep: {a.sweep_row.id} at {', '.join(f'{r:,}' for r in a.rates)} requests/s, {a.iterations} "
+          f"iteration(s) of {a.warmup} s warm-up + {a.duration} s each", flush=True)
+    runs = {r.id: [] for r in rows}
+    interrupted = None
+    try:
+        for it in range(1, a.iterations + 1):
+            for r in rows:
+                rec = measure(ctx, r)
+                rec["iteration"] = it
+                runs[r.id].append(rec)
+                if "failure" in rec:
+                    print(f"{r.id} iteration {it}: FAILED: {rec['failure']}", flush=True)
+                else:
+                    print(f"{r.id} iteration {it}: {rec['rps']:,.0f} req/s of {rec['requested_rps']:,} asked, "
+                          f"p99 {rec['p99_ms']:.2f} ms (uncorrected {fmt(rec['p99_uncorrected_ms'], '.2f')})",
+                          flush=True)
+                time.sleep(ctx.cool_down)
+    except KeyboardInterrupt as e:
+        interrupted = str(e) or "SIGINT"
+        hold_signals()
+        for running in list(Running.live):
+            running.stop()
+        rows = [r for r in rows if runs[r.id]]
+    summaries = {r.id: summarize(r, runs[r.id]) for r in rows}
+    failures = [f"{r.id}: {f}" for r in rows for f in summaries[r.id]["failures"]]
+    body = sweep_table(rows, summaries, ctx.pipeline)
+    title = (f"{a.sweep_row.id} in the open model ({ctx.connections} connections"
+             + (f", {ctx.pipeline} requests per batch" if a.sweep_row.workload.pipelined else "") + ")")
+    chart_error = sweep_chart(base + ".png", rows, summaries, ctx.pipeline, title) if rows else "nothing ran"
+    note = ("Medians of the iterations [min–max]. p99 is from each request's intended time (coordinated omission "
+            "corrected); the uncorrected p99, from the moment it was sent, is what a closed-loop tool would "
+            "report.")
+    verdict = ("FAILED:\n" + "\n".join(f"  {f}" for f in failures)) if failures else ""
+    if interrupted:
+        verdict = f"Interrupted ({interrupted}): the figures above are what was measured until then.\n" + verdict
+    print(f"\n## Rate sweep: {title}\n\n" + text_table(SWEEP_HEADER, body) + "\n\n" + note
+          + ("\n\n" + verdict if verdict else ""))
+    with open(base + ".md", "w") as f:
+        f.write(f"# ringhttp rate sweep {os.path.basename(base)}\n\n## Environment\n\n" + "\n".join(env_lines)
+                + f"\n\n## Rate sweep: {title}\n\n" + md_table(SWEEP_HEADER, body) + "\n\n" + note + "\n"
+                + (f"\n{verdict}\n" if verdict else ""))
+    with open(base + ".json", "w") as f:
+        json.dump({"environment": env, "options": {k: v for k, v in vars(a).items()
+                                                    if k not in ("custom", "sweep_row")},
+                   "row": a.sweep_row.id, "interrupted": interrupted, "failures": failures,
+                   "points": [{"requested_rps": open_rate(r.workload, ctx.pipeline), "summary": summaries[r.id],
+                               "runs": runs[r.id]} for r in rows]}, f, indent=1, default=str)
+    print(f"\nraw results: {os.path.relpath(base + '.json', ROOT)}\nmarkdown:    {os.path.relpath(base + '.md', ROOT)}")
+    print(f"chart:       {os.path.relpath(base + '.png', ROOT)}" if not chart_error else
+          f"chart:       none ({chart_error})")
+    shutil.rmtree(ctx.bodies_dir, ignore_errors=True)
+    if interrupted:
+        return INTERRUPTED
+    return 1 if failures else 0
 
 
 def interrupt(signum, _frame):

@@ -54,6 +54,15 @@ DB_WRITE_REQUEST = b'{"name":"bench-{seq:1..10000}"}'
 DB_POOL = 2
 DB_CONNECTIONS = SERVER_SHARDS * DB_POOL
 DB_POOLS_COMPARED = (1, 2, 4)  # --compare db-pool: pool size as a throughput dial
+# The open model's row (issue 17): the pipelined workload at this many
+# requests a second (-R), against the io_uring floor, beside the same load
+# in the closed model. Its targets: within OPEN_RATE_TOLERANCE of the rate,
+# at most OPEN_CLIENT_CPU_RATIO times the closed model's client CPU.
+OPEN_RATE = 1_000_000
+OPEN_RATE_TOLERANCE = 0.01
+OPEN_CLIENT_CPU_RATIO = 1.2
+# --rate-sweep's requested rates, rising past what one shard serves pipelined here.
+RATE_SWEEP_RATES = "250k,500k,1M,1.5M,2M,3M"
 
 
 def stream_body(n):

@@ -51,7 +51,8 @@ BY_NAME = {s.name: s for s in SERVERS}
 DEFAULT_ROWS = {
     "floor-epoll/plaintext", "floor-uring/plaintext", "ringhttp/plaintext", "ringhttp/json",
     "ringhttp/ping", "ringhttp/middleware", "ringhttp/validated", "ringhttp/path-param", "ringhttp/authenticated",
-    "ringhttp/stream-64k", "floor-uring/pipelined", "ringhttp/pipelined", "nginx/plaintext",
+    "ringhttp/stream-64k", "floor-uring/pipelined", "floor-uring/pipelined-open", "ringhttp/pipelined",
+    "nginx/plaintext",
     "h2o/plaintext", "node/json", "ringhttp/plaintext/wrk",
 }
 WRK_ROWS = [("ringhttp", "plaintext"), ("ringhttp", "pipelined"), ("ringhttp", "stream-64k"),

@@ -12,6 +12,14 @@ from .units import seconds
 
 # One measured run of a row.
 
+def open_rate(workload, pipeline):
+    """The rate asked of the client: the workload's, a whole number of
+    pipelined batches a second (the client refuses one that is not)."""
+    if not workload.rate:
+        return 0
+    return workload.rate // pipeline * pipeline if workload.pipelined else workload.rate
+
+
 def run_client(ctx, row, running, window=None):
     """ringhttp's client against a running server: one run's figures.
     window(generator, pid, warmup_s), if given, is called as the generator
@@ -31,6 +39,9 @@ def run_client(ctx, row, running, window=None):
         argv += ["--body-file", ctx.request_body_file(w)]
     if w.pipelined:
         argv += ["-p", str(ctx.pipeline)]
+    rate = open_rate(w, ctx.pipeline)
+    if rate:
+        argv += ["-R", str(rate)]
     argv.append(url)
     beside = (lambda proc: window(proc, running.pid, ctx.warmup)) if window else None
     code, out, err = run_bounded(argv, ctx.warmup + ctx.duration + GENERATOR_GRACE_S, beside)
@@ -49,6 +60,8 @@ def run_client(ctx, row, running, window=None):
         "client_cpu_us": report.get("client_cpu_us_per_request"),
         "p50_ms": lat.get("p50", 0) / 1000, "p99_ms": lat.get("p99", 0) / 1000,
         "p999_ms": lat.get("p99_9", 0) / 1000,
+        "p99_uncorrected_ms": (report.get("latency_uncorrected_us") or {}).get("p99", 0) / 1000 if rate else None,
+        "requested_rps": rate or None,
         "errors": report["errors_total"], "error_classes": {k: v for k, v in report["errors"].items() if v},
         "client": report,
     }

@@ -49,7 +49,7 @@ def first_line(argv):
 
 class Floor(Server):
     kind = "control"
-    workloads = ("plaintext", "pipelined")
+    workloads = ("plaintext", "pipelined", "pipelined-open")
     memory_row = False
 
     def __init__(self, flavour):
@@ -229,7 +229,7 @@ class Pgbench(Server):
 
 class Custom(Server):
     kind = "custom"
-    workloads = tuple(w.name for w in WORKLOADS.values() if not w.ladder and not w.database)
+    workloads = tuple(w.name for w in WORKLOADS.values() if not w.ladder and not w.database and not w.rate)
 
     def __init__(self, name, cmd):
         self.name = name

@@ -1,7 +1,8 @@
-"""Summaries: medians and ranges over iterations, ratios to each row's base, the ladder, the database targets."""
+"""Summaries: medians and ranges over iterations, ratios to each row's base, the ladder, the targets."""
 import dataclasses
 import statistics
 
+from .constants import OPEN_CLIENT_CPU_RATIO, OPEN_RATE_TOLERANCE
 from .workloads import LADDER, SEEDS_LADDER
 from .rows import axis_base
 
@@ -20,9 +21,10 @@ def summarize(row, runs):
     s = {"row": row.id, "server": row.server.name, "workload": row.workload.name, "generator": row.generator,
          "variant": row.variant.name if row.variant else None, "axis": row.axis, "kind": row.server.kind,
          "iterations": len(runs), "failures": [r["failure"] for r in runs if "failure" in r],
-         "errors": sum(r.get("errors", 0) for r in runs)}
+         "errors": sum(r.get("errors", 0) for r in runs),
+         "requested_rps": next((r["requested_rps"] for r in runs if r.get("requested_rps")), None)}
     for key in ("rps", "server_cpu_us", "client_cpu_us", "p50_ms", "p99_ms", "p999_ms", "rss_bytes", "bytes_per_s",
-                "database_cpu_us"):
+                "database_cpu_us", "p99_uncorrected_ms"):
         s[key] = spread([r.get(key) for r in ok])
     return s
 
@@ -38,6 +40,8 @@ def ratio_base(row, summaries):
         return "floor-uring/plaintext"
     if row.workload.name == "pipelined":
         return "floor-uring/pipelined"
+    if row.workload.name == "pipelined-open":
+        return "floor-uring/pipelined-open"
     return None
 
 
@@ -109,12 +113,25 @@ DATABASE_TARGETS = [
 ]
 
 
-def target_controls(row_ids, targets=DATABASE_TARGETS):
+# Issue 17's targets for the open model: the rate row achieves the rate it
+# asked for to OPEN_RATE_TOLERANCE (kind "rate": judged against the row's own
+# requested rate), at a client CPU per request of at most
+# OPEN_CLIENT_CPU_RATIO times the same load's in the closed model (a ratio
+# held from above: kind "at most").
+OPEN_MODEL_TARGETS = [
+    Target("floor-uring/pipelined-open", "rps", "", "rate", OPEN_RATE_TOLERANCE, "req/s"),
+    Target("floor-uring/pipelined-open", "client_cpu_us", "floor-uring/pipelined", "at most", OPEN_CLIENT_CPU_RATIO,
+           "client CPU µs/req", control=True),
+]
+TARGETS = DATABASE_TARGETS + OPEN_MODEL_TARGETS
+
+
+def target_controls(row_ids, targets=TARGETS):
     """The control rows the targets of these rows need and they lack."""
     return [t.reference for t in targets if t.control and t.row in row_ids and t.reference not in row_ids]
 
 
-def judge_targets(summaries, targets=DATABASE_TARGETS):
+def judge_targets(summaries, targets=TARGETS):
     """Each target whose row ran, judged on the medians: a dict with its
     figures, verdict (met, NOT MET, or not judged when its reference did not
     run or a median is missing) and the line printed. A target whose own row
@@ -124,27 +141,42 @@ def judge_targets(summaries, targets=DATABASE_TARGETS):
         s = summaries.get(t.row)
         if s is None:
             continue
-        goal = (f"≥ {t.limit:.2f}× {t.reference}'s" if t.kind == "ratio" else
-                f"≤ {t.reference}'s + {t.limit:.1f} µs")
+        goal = {"ratio": f"≥ {t.limit:.2f}× {t.reference}'s", "plus": f"≤ {t.reference}'s + {t.limit:.1f} µs",
+                "at most": f"≤ {t.limit:.2f}× {t.reference}'s",
+                "rate": f"within {t.limit:.0%} of the rate asked for"}[t.kind]
         label = f"{t.row} {t.what} {goal}"
-        ref = summaries.get(t.reference)
         value = s[t.figure][0] if s.get(t.figure) else None
-        ref_value = ref[t.figure][0] if ref and ref.get(t.figure) else None
-        j = {"row": t.row, "figure": t.figure, "reference": t.reference, "kind": t.kind, "limit": t.limit,
-             "goal": goal, "measured": value, "reference_measured": ref_value, "ratio": None, "delta": None}
-        if ref is None:
+        if t.kind == "rate":
+            # The reference is the row's own requested rate (every run asks the same).
+            ref, ref_value = s, s.get("requested_rps")
+        else:
+            ref = summaries.get(t.reference)
+            ref_value = ref[t.figure][0] if ref and ref.get(t.figure) else None
+        j = {"row": t.row, "figure": t.figure, "reference": t.reference or "requested", "kind": t.kind,
+             "limit": t.limit, "goal": goal, "measured": value, "reference_measured": ref_value, "ratio": None,
+             "delta": None}
+        if t.kind == "rate" and (value is None or not ref_value):
+            j["verdict"], j["why"] = "not judged", f"row {t.row} has no {t.what} (its runs failed)"
+        elif ref is None:
             j["verdict"], j["why"] = "not judged", f"row {t.reference} did not run"
         elif value is None or ref_value is None:
             missing = t.row if value is None else t.reference
             j["verdict"], j["why"] = "not judged", f"row {missing} has no {t.what} (its runs failed)"
         else:
             j["ratio"], j["delta"] = value / ref_value if ref_value else None, value - ref_value
-            met = (ref_value > 0 and value / ref_value >= t.limit) if t.kind == "ratio" else \
-                value <= ref_value + t.limit
+            if t.kind == "ratio":
+                met = ref_value > 0 and value / ref_value >= t.limit
+                j["why"] = f"measured {value:,.0f}/s against {ref_value:,.0f}/s: {fmt(j['ratio'], '.2f')}×"
+            elif t.kind == "at most":
+                met = ref_value > 0 and value / ref_value <= t.limit
+                j["why"] = f"measured {value:.3f} µs against {ref_value:.3f}: {fmt(j['ratio'], '.2f')}×"
+            elif t.kind == "rate":
+                met = abs(value / ref_value - 1) <= t.limit
+                j["why"] = f"achieved {value:,.0f}/s of {ref_value:,.0f}/s asked: {value / ref_value - 1:+.2%}"
+            else:
+                met = value <= ref_value + t.limit
+                j["why"] = f"measured {value:.2f} µs against {ref_value:.2f}: {j['delta']:+.2f} µs"
             j["verdict"] = "met" if met else "NOT MET"
-            j["why"] = (f"measured {value:,.0f}/s against {ref_value:,.0f}/s: {fmt(j['ratio'], '.2f')}×"
-                        if t.kind == "ratio" else
-                        f"measured {value:.2f} µs against {ref_value:.2f}: {j['delta']:+.2f} µs")
         j["line"] = f"{label}: {j['verdict']}" + (f" ({j['why']})" if j["verdict"] != "not judged"
                                                    else f": {j['why']}")
         out.append(j)

@@ -14,6 +14,7 @@ from .constants import (
     ECHO_BODY,
     ECHO_REQUEST,
     JSON_BODY,
+    OPEN_RATE,
     PING_BODY,
     PLAINTEXT,
     PROFILE_BODY,
@@ -41,6 +42,7 @@ class Workload:
     status: int = 200      # every response's status
     check_body: bool = True  # False: the body is the database's (a new row's id): the status is checked
     database: bool = False   # needs the run's Postgres cluster (db/cluster.sh)
+    rate: int = 0            # the open model: requests a second asked for (-R); 0: the closed model
 
 
 def b64url(data):
@@ -67,6 +69,9 @@ WORKLOADS = {w.name: w for w in [
              stream_body(STREAM_BYTES)),
     Workload("pipelined", "/plaintext", "GET /plaintext, --pipeline requests (default 16) per send", PLAINTEXT,
              pipelined=True),
+    Workload("pipelined-open", "/plaintext", f"pipelined, in the open model: {OPEN_RATE:,} requests/s asked for "
+             "(-R, batches of --pipeline at their intended times), latency from each request's intended time",
+             PLAINTEXT, pipelined=True, rate=OPEN_RATE),
     # The seeds' ladder: plaintext and json above, then each rung adds one piece.
     Workload("ping", "/ping", 'GET /ping: {"ok":true} from the route table', PING_BODY, ladder=True),
     Workload("middleware", "/mw/ping", "GET /mw/ping: the ping route behind security headers, CORS (an allowed "

@@ -163,6 +163,7 @@ CHECKS = {
     "json": (1, "application/json", json_body),
     "stream-64k": (1, "application/octet-stream", stream_body),
     "pipelined": (PIPELINE_DEPTH, "text/plain", plaintext_body),
+    "pipelined-open": (PIPELINE_DEPTH, "text/plain", plaintext_body),  # the rate is the client's: the answers are these
     "ping": (1, "application/json", ping_body),
     "middleware": (1, "application/json", ping_body),
     "validated": (1, "application/json", echo_body),
