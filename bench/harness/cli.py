@@ -313,7 +313,7 @@ def main(argv):
                             "the server with the flags its scripts are made for)" if a.soak_hostile else "")
                          + "; after each phase, with its connections closed, RSS, descriptors and pool gauges")
     if a.rate_sweep is not None:
-        env["method"] += (f" --rate-sweep: {a.sweep_row.id} in the open model (-R) at each requested rate, "
+        env["method"] += (f"; --rate-sweep: {a.sweep_row.id} in the open model (-R) at each requested rate, "
                           "latency from each request's intended time (corrected) and from its send (uncorrected)")
     if a.profile is not None:
         env["method"] += (f" --profile: each iteration run twice in turn, plain and then with perf recording the "
