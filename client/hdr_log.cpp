@@ -3,6 +3,8 @@
 #include <zlib.h>
 
 #include <cerrno>
+#include <cmath>
+#include <cstdlib>
 #include <cstdio>
 #include <cstring>
 #include <ctime>
@@ -225,7 +227,7 @@ bool add_compressed_v2(std::string_view text, Histogram& out, std::string& error
   return true;
 }
 
-std::string hdr_log_header(double start_epoch_s) {
+std::string hdr_log_header(double start_epoch_s, const std::string& run_json) {
   char date[64] = "";
   const std::time_t seconds = std::time_t(start_epoch_s);
   std::tm utc{};
@@ -234,8 +236,93 @@ std::string hdr_log_header(double start_epoch_s) {
   std::string out = "#[Histogram log format version 1.3]\n";
   std::snprintf(line, sizeof line, "#[StartTime: %.3f (seconds since epoch), %s]\n", start_epoch_s, date);
   out += line;
+  if (!run_json.empty()) out += "#[ringhttp run: " + run_json + "]\n";
   out += "\"StartTimestamp\",\"Interval_Length\",\"Interval_Max\",\"Interval_Compressed_Histogram\"\n";
   return out;
+}
+
+namespace {
+
+// A number of the log: finite, not negative, the whole field.
+bool log_number(std::string_view field, double& out) {
+  if (field.empty() || field.size() > 40) return false;
+  char buf[48];
+  std::memcpy(buf, field.data(), field.size());
+  buf[field.size()] = '\0';
+  char* end = nullptr;
+  out = std::strtod(buf, &end);
+  return end == buf + field.size() && std::isfinite(out) && out >= 0;
+}
+
+// "#[Name: 1733318400.123 (seconds since epoch), …]": the number.
+bool header_seconds(std::string_view line, std::string_view name, double& out) {
+  if (!line.starts_with(name)) return false;
+  line.remove_prefix(name.size());
+  const std::size_t end = line.find_first_of(" ]");
+  return log_number(line.substr(0, end), out);
+}
+
+}  // namespace
+
+bool read_hdr_log(std::string_view text, HdrLogRead& out, std::string& error) {
+  double start_time = 0, base_time = 0;
+  bool has_base = false;
+  std::size_t number = 0;
+  std::vector<std::pair<std::size_t, HdrLogEntry>> lines;  // relative starts until the header is read
+  while (!text.empty()) {
+    const std::size_t eol = text.find('\n');
+    std::string_view line = text.substr(0, eol);
+    text.remove_prefix(eol == std::string_view::npos ? text.size() : eol + 1);
+    ++number;
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (line.empty() || line.starts_with("\"")) continue;  // the legend
+    if (line.starts_with("#")) {
+      double seconds = 0;
+      if (header_seconds(line, "#[StartTime: ", seconds)) {
+        start_time = seconds;
+      } else if (header_seconds(line, "#[BaseTime: ", seconds)) {
+        base_time = seconds;
+        has_base = true;
+      } else if (line.starts_with("#[ringhttp run: ") && line.ends_with("]")) {
+        out.run_json = line.substr(16, line.size() - 17);
+      }
+      continue;
+    }
+    if (line.starts_with("Tag=")) {
+      error = "line " + std::to_string(number) + ": a tagged histogram (only the latency's untagged lines merge)";
+      return false;
+    }
+    HdrLogEntry entry;
+    double max = 0;
+    std::string_view fields[4];
+    for (int i = 0; i < 3; ++i) {
+      const std::size_t comma = line.find(',');
+      if (comma == std::string_view::npos) break;
+      fields[i] = line.substr(0, comma);
+      line.remove_prefix(comma + 1);
+    }
+    fields[3] = line;
+    if (!log_number(fields[0], entry.start_s) || !log_number(fields[1], entry.length_s) ||
+        !log_number(fields[2], max) || fields[3].empty()) {
+      error = "line " + std::to_string(number) + ": not an interval line (start,length,max,histogram)";
+      return false;
+    }
+    entry.histogram = fields[3];
+    lines.emplace_back(number, entry);
+  }
+  // As HdrHistogram's HistogramLogReader: starts are from BaseTime when
+  // given, else absolute unless the first is over a year before StartTime
+  // (then from StartTime: this client's own logs, which start at 0).
+  constexpr double year_s = 365.0 * 24 * 3600;
+  const double base = has_base                                                  ? base_time
+                      : !lines.empty() && lines.front().second.start_s < start_time - year_s ? start_time
+                                                                                               : 0.0;
+  out.entries.clear();
+  for (auto& [n, entry] : lines) {
+    entry.start_s += base;
+    out.entries.push_back(entry);
+  }
+  return true;
 }
 
 std::string hdr_log_line(const HdrLogInterval& interval) {

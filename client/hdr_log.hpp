@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "client/histogram.hpp"
 
@@ -39,7 +40,27 @@ struct HdrLogInterval {
 
 // The log's header. `start_epoch_s`: wall-clock time of the window's start,
 // the log's StartTime (a label for merging logs; nothing is measured with it).
-std::string hdr_log_header(double start_epoch_s);
+// `run_json`, when not empty, is written as a comment "#[ringhttp run: …]"
+// (the run's shard and options, as in the --json report), which `client
+// merge` checks logs against one another with; HdrHistogram's readers skip it.
+std::string hdr_log_header(double start_epoch_s, const std::string& run_json = {});
+
+// A log read back: every untagged interval line, its start made absolute
+// (BaseTime, else StartTime, plus the line's own), its histogram still
+// encoded (a view into the text read).
+struct HdrLogEntry {
+  double start_s = 0;  // Unix seconds
+  double length_s = 0;
+  std::string_view histogram;  // base64 of a V2 compressed histogram
+};
+struct HdrLogRead {
+  std::string_view run_json;  // the "#[ringhttp run: …]" comment, empty when the log has none
+  std::vector<HdrLogEntry> entries;
+};
+// False, with `error` naming the line, for a line that is not a comment, the
+// legend or an interval line, and for a tagged interval line (another
+// histogram than the latency).
+bool read_hdr_log(std::string_view text, HdrLogRead& out, std::string& error);
 // One interval's line; empty on a zlib failure.
 std::string hdr_log_line(const HdrLogInterval& interval);
 

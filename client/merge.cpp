@@ -3,8 +3,11 @@
 #include <simdjson.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cinttypes>
+#include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <map>
 #include <optional>
 #include <set>
@@ -14,6 +17,7 @@
 #include "client/hdr_log.hpp"
 #include "client/hgrm.hpp"
 #include "client/histogram.hpp"
+#include "client/options.hpp"
 #include "client/report.hpp"
 #include "client/stats.hpp"
 #include "client/threshold.hpp"
@@ -22,15 +26,19 @@ namespace ringhttp::client {
 namespace {
 
 constexpr const char* merge_usage =
-    "usage: client merge [--json] [--hdr-out FILE] [--threshold EXPR]... REPORT.json...\n"
-    "  Reports of one run split with --shard I/N (each written by --json), merged into one: requests,\n"
-    "  bytes and errors summed, latency percentiles exactly those of one histogram fed every value\n"
-    "  (the reports carry their whole histograms), the rate over the window from the first start to\n"
-    "  the last end. Refused (exit 2): reports of different URLs or options, overlapping shards, a\n"
-    "  missing shard. Exit 1 if any shard failed a request, 3 if a --threshold (as a run's, judged on\n"
-    "  the merged figures) failed.\n"
-    "      --json              the merged report as one JSON object on stdout (text goes to stderr)\n"
-    "      --hdr-out FILE      the merged latency distribution in HdrHistogram's .hgrm text format\n";
+    "usage: client merge [--json] [--hdr-out FILE] [--threshold EXPR]... [--threshold-interval DUR] FILE...\n"
+    "  The --json reports of one run split with --shard I/N, or their --hdr-log interval logs, merged\n"
+    "  into one: latency percentiles exactly those of one histogram fed every value (histograms add),\n"
+    "  requests summed (and from reports bytes, errors and statuses), the rate over the window from the\n"
+    "  first start to the last end. Refused (exit 2): reports and logs mixed, reports (or logs) of\n"
+    "  different URLs or options, a shard twice, a missing shard. Exit 1 if any shard failed a request,\n"
+    "  3 if a --threshold (as a run's, judged on the merged figures) failed.\n"
+    "      --json                  the merged report as one JSON object on stdout (text goes to stderr)\n"
+    "      --hdr-out FILE          the merged latency distribution in HdrHistogram's .hgrm text format\n"
+    "      --threshold-interval D  judge the latency, requests and rps thresholds in every D (whole\n"
+    "                              seconds) of the merged window too: logs only (a report holds its\n"
+    "                              whole window, not its seconds)\n"
+    "  A log carries the latency only: thresholds on errors or statuses need the reports.\n";
 
 // Option keys that may differ between shards: where each ran, and how.
 const std::set<std::string_view> per_machine_options = {"threads", "cpus"};
@@ -45,7 +53,11 @@ struct Shard {
   double duration_s = 0, window_start_unix_s = 0, client_cpu_us = 0;
   std::uint64_t rate = 0;
   std::array<std::uint64_t, error_classes> errors{};
+  StatusCounts statuses{};
   bool ok = false;
+  bool has_run = true;   // a log without ringhttp's run comment: nothing to check it against
+  std::string text;      // a log's bytes (its entries point into them)
+  std::vector<HdrLogEntry> entries;
   std::string host;
   std::string url, method;
   std::uint64_t total_connections = 0, pipeline = 0;
@@ -57,22 +69,27 @@ std::string fmt(const char* f, double v) {
   return b;
 }
 
-// One report, read; its histograms added to `latency` and `uncorrected`.
-std::string read_report(const std::string& path, simdjson::dom::parser& parser, Shard& s, Histogram& latency,
-                        Histogram& uncorrected) {
-  s.path = path;
-  simdjson::dom::element doc;
-  if (auto e = parser.load(path).get(doc); e) return path + ": " + simdjson::error_message(e);
-  simdjson::dom::object options;
-  std::string_view text;
-  if (doc["options"].get(options) || doc["histograms"]["latency"].get(text)) {
-    return path + ": not a client --json report with histograms (from this version)";
-  }
+// The run's options, canonical (every key but the per-machine ones, to
+// compare shards with) and as given (for the merged report).
+void keep_options(simdjson::dom::object options, Shard& s) {
   for (auto [key, value] : options) {
     if (per_machine_options.count(key) > 0) continue;
     s.options += std::string(key) + "=" + simdjson::minify(value) + ";";
   }
   s.options_json = simdjson::minify(options);
+}
+
+// One report, read; its histograms added to `latency` and `uncorrected`.
+std::string read_report(const std::string& path, const std::string& contents, simdjson::dom::parser& parser,
+                        Shard& s, Histogram& latency, Histogram& uncorrected) {
+  simdjson::dom::element doc;
+  if (auto e = parser.parse(contents).get(doc); e) return path + ": " + simdjson::error_message(e);
+  simdjson::dom::object options;
+  std::string_view text;
+  if (doc["options"].get(options) || doc["histograms"]["latency"].get(text)) {
+    return path + ": not a client --json report with histograms (from this version)";
+  }
+  keep_options(options, s);
   std::string error;
   if (!add_compressed_v2(text, latency, error)) return path + ": latency histogram: " + error;
   std::string_view uncorrected_text;
@@ -97,6 +114,104 @@ std::string read_report(const std::string& path, simdjson::dom::parser& parser, 
   s.method = method;
   for (std::size_t i = 0; i < error_classes; ++i) {
     if (errors[error_name(ErrorClass(i))].get(s.errors[i])) return path + ": errors." + error_name(ErrorClass(i));
+  }
+  for (std::size_t i = 0; i < status_classes; ++i) {
+    const std::string key = std::to_string(i + 1) + "xx";
+    if (doc["statuses"][key].get(s.statuses[i])) return path + ": statuses." + key;
+  }
+  return {};
+}
+
+// The run's options and shard, as a report has them: from a log's
+// "#[ringhttp run: …]" comment.
+std::string read_run(const std::string& path, std::string_view run_json, simdjson::dom::parser& parser, Shard& s) {
+  simdjson::dom::element doc;
+  simdjson::dom::object options;
+  if (parser.parse(run_json.data(), run_json.size()).get(doc) || doc["options"].get(options)) {
+    return path + ": its ringhttp run comment is not the run's JSON";
+  }
+  keep_options(options, s);
+  std::string_view url, method;
+  if (doc["shard"]["index"].get(s.index) || doc["shard"]["count"].get(s.count) ||
+      doc["shard"]["connections"].get(s.connections) || options["rate"].get(s.rate) || options["url"].get(url) ||
+      options["method"].get(method) || options["connections"].get(s.total_connections) ||
+      options["pipeline"].get(s.pipeline)) {
+    return path + ": a field of its ringhttp run comment is missing or of the wrong type";
+  }
+  s.url = url;
+  s.method = method;
+  return {};
+}
+
+// One --hdr-log interval log: its histograms added to `latency`; its window
+// from its first interval's start to its last one's end.
+std::string read_log(const std::string& path, simdjson::dom::parser& parser, Shard& s, Histogram& latency) {
+  HdrLogRead log;
+  std::string error;
+  if (!read_hdr_log(s.text, log, error)) return path + ": " + error;
+  if (log.entries.empty()) return path + ": no interval in the log";
+  s.has_run = !log.run_json.empty();
+  if (s.has_run) {
+    if (std::string e = read_run(path, log.run_json, parser, s); !e.empty()) return e;
+  }
+  s.entries = std::move(log.entries);
+  double end = 0;
+  s.window_start_unix_s = s.entries.front().start_s;
+  for (const HdrLogEntry& e : s.entries) {
+    const std::uint64_t before = latency.total();
+    if (!add_compressed_v2(e.histogram, latency, error)) return path + ": an interval's histogram: " + error;
+    s.requests += latency.total() - before;
+    s.window_start_unix_s = std::min(s.window_start_unix_s, e.start_s);
+    end = std::max(end, e.start_s + e.length_s);
+  }
+  s.duration_s = end - s.window_start_unix_s;
+  s.ok = true;  // a log holds no errors: the reports say whether any request failed
+  return {};
+}
+
+std::string read_file(const std::string& path, std::string& out) {
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (f == nullptr) return path + ": " + std::strerror(errno);
+  char buf[65536];
+  std::size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) out.append(buf, n);
+  const bool failed = std::ferror(f) != 0;
+  std::fclose(f);
+  if (failed) return path + ": read failed";
+  return {};
+}
+
+// A report is one JSON object; anything else is read as an interval log.
+bool is_report(const std::string& text) {
+  const std::size_t first = text.find_first_not_of(" \t\r\n");
+  return first != std::string::npos && text[first] == '{';
+}
+
+// --threshold-interval on logs: the merged window cut into intervals of
+// `interval_s` from its start, each log's line counted in the one that
+// holds its middle (the logs' seconds line up to their starts' skew), each
+// interval judged on the lines of every log in it.
+std::string judge_log_intervals(const std::vector<Shard>& shards, double start, double end, double interval_s,
+                                const std::vector<Threshold>& thresholds, std::vector<IntervalFailure>& out) {
+  const std::size_t count = std::size_t(std::ceil((end - start) / interval_s - 1e-9));
+  std::vector<std::vector<const HdrLogEntry*>> groups(std::max<std::size_t>(count, 1));
+  for (const Shard& s : shards) {
+    for (const HdrLogEntry& e : s.entries) {
+      const double middle = e.start_s + e.length_s / 2 - start;
+      groups[std::min(groups.size() - 1, std::size_t(std::max(0.0, middle) / interval_s))].push_back(&e);
+    }
+  }
+  Histogram h;
+  std::string error;
+  for (std::size_t k = 0; k < groups.size(); ++k) {
+    h.reset();
+    for (const HdrLogEntry* e : groups[k]) {
+      if (!add_compressed_v2(e->histogram, h, error)) return error;
+    }
+    const double from = double(k) * interval_s;
+    const double length = std::min(interval_s, end - start - from);
+    if (length <= 0) continue;
+    judge_interval(thresholds, {from, length, &h}, out);
   }
   return {};
 }
@@ -131,6 +246,7 @@ int merge_main(int argc, char** argv) {
   bool json = false;
   std::string hdr_out;
   std::vector<Threshold> thresholds;
+  std::uint64_t interval_ns = 0;
   std::vector<std::string> paths;
   for (int i = 1; i < argc; ++i) {
     const std::string_view a = argv[i];
@@ -149,6 +265,12 @@ int merge_main(int argc, char** argv) {
         return 2;
       }
       thresholds.push_back(std::move(*t));
+    } else if (a == "--threshold-interval") {
+      if (i + 1 >= argc || !parse_duration(argv[++i], interval_ns) || interval_ns < 1'000'000'000 ||
+          interval_ns % 1'000'000'000 != 0) {
+        std::fprintf(stderr, "client merge: --threshold-interval is whole seconds, e.g. 1s\n%s", merge_usage);
+        return 2;
+      }
     } else if (a == "--hdr-out") {
       if (i + 1 >= argc) {
         std::fprintf(stderr, "client merge: missing value for --hdr-out\n%s", merge_usage);
@@ -166,22 +288,62 @@ int merge_main(int argc, char** argv) {
     std::fprintf(stderr, "client merge: no report given\n%s", merge_usage);
     return 2;
   }
+  if (interval_ns > 0 && thresholds.empty()) {
+    std::fprintf(stderr, "client merge: --threshold-interval without a --threshold\n");
+    return 2;
+  }
   simdjson::dom::parser parser;
   std::vector<Shard> shards(paths.size());
   Histogram latency, uncorrected;
+  bool reports = false, logs = false;
   for (std::size_t i = 0; i < paths.size(); ++i) {
-    if (const std::string e = read_report(paths[i], parser, shards[i], latency, uncorrected); !e.empty()) {
+    Shard& s = shards[i];
+    s.path = paths[i];
+    std::string e = read_file(s.path, s.text);
+    if (e.empty()) {
+      const bool report = is_report(s.text);
+      (report ? reports : logs) = true;
+      e = report ? read_report(s.path, s.text, parser, s, latency, uncorrected) : read_log(s.path, parser, s, latency);
+    }
+    if (!e.empty()) {
       std::fprintf(stderr, "client merge: %s\n", e.c_str());
       return 2;
     }
   }
-  // One run, split: the same options, the same shard count, each shard once.
+  if (reports && logs) {
+    std::fprintf(stderr, "client merge: reports and interval logs given together: merge the one or the other\n");
+    return 2;
+  }
+  if (reports && interval_ns > 0) {
+    std::fprintf(stderr,
+                 "client merge: --threshold-interval needs the runs' --hdr-log files: a report holds its whole "
+                 "window, not its seconds\n");
+    return 2;
+  }
+  for (const Threshold& t : thresholds) {
+    if (logs && (t.metric == Threshold::Metric::errors || t.metric == Threshold::Metric::status)) {
+      std::fprintf(stderr,
+                   "client merge: threshold %s: interval logs hold the latency only; merge the --json reports "
+                   "for errors and statuses\n",
+                   t.text.c_str());
+      return 2;
+    }
+  }
+  // One run, split: the same options, the same shard count, each shard
+  // once. Logs written without ringhttp's run comment (another tool's) can
+  // be checked for none of it: merged as given, and said so.
   const Shard& first = shards.front();
+  const bool checked = std::all_of(shards.begin(), shards.end(), [](const Shard& s) { return s.has_run; });
+  if (!checked && std::any_of(shards.begin(), shards.end(), [](const Shard& s) { return s.has_run; })) {
+    std::fprintf(stderr, "client merge: some logs carry ringhttp's run comment and some do not: not one run\n");
+    return 2;
+  }
   std::map<std::uint64_t, const Shard*> by_index;
   for (const Shard& s : shards) {
+    if (!checked) break;
     if (s.options != first.options) {
-      std::fprintf(stderr, "client merge: %s and %s are reports of different runs: they differ in %s\n",
-                   first.path.c_str(), s.path.c_str(), differing_option(first, s).c_str());
+      std::fprintf(stderr, "client merge: %s and %s are %s of different runs: they differ in %s\n",
+                   first.path.c_str(), s.path.c_str(), logs ? "logs" : "reports", differing_option(first, s).c_str());
       return 2;
     }
     if (s.count != first.count) {
@@ -196,7 +358,7 @@ int merge_main(int argc, char** argv) {
     }
   }
   std::string missing;
-  for (std::uint64_t i = 0; i < first.count; ++i) {
+  for (std::uint64_t i = 0; checked && i < first.count; ++i) {
     if (by_index.count(i) == 0) missing += (missing.empty() ? "" : ", ") + std::to_string(i);
   }
   if (!missing.empty()) {
@@ -206,6 +368,7 @@ int merge_main(int argc, char** argv) {
 
   std::uint64_t requests = 0, bytes = 0, reconnects = 0, connections = 0;
   std::array<std::uint64_t, error_classes> errors{};
+  StatusCounts statuses{};
   double start = 1e300, end = 0, last_start = 0, cpu_us = 0;
   bool ok = true;
   std::string hosts;
@@ -216,65 +379,94 @@ int merge_main(int argc, char** argv) {
     reconnects += s.reconnects;
     connections += s.connections;
     for (std::size_t i = 0; i < error_classes; ++i) errors[i] += s.errors[i];
+    for (std::size_t i = 0; i < status_classes; ++i) statuses[i] += s.statuses[i];
     start = std::min(start, s.window_start_unix_s);
     last_start = std::max(last_start, s.window_start_unix_s);
     end = std::max(end, s.window_start_unix_s + s.duration_s);
     cpu_us += s.client_cpu_us * double(s.requests);
     ok = ok && s.ok;
-    if (seen_hosts.insert(s.host).second) hosts += (hosts.empty() ? "" : ", ") + s.host;
+    if (reports && seen_hosts.insert(s.host).second) hosts += (hosts.empty() ? "" : ", ") + s.host;
   }
   const double window_s = end - start;
   const double rps = window_s > 0 ? double(requests) / window_s : 0;
   std::uint64_t error_total = 0;
   for (const std::uint64_t e : errors) error_total += e;
   ok = ok && error_total == 0 && requests > 0;
-  const bool rate_mode = first.rate > 0;
+  const bool rate_mode = first.rate > 0 && reports;  // a log holds the corrected latency only
+  std::vector<IntervalFailure> interval_failures;
+  if (interval_ns > 0) {
+    if (const std::string e = judge_log_intervals(shards, start, end, double(interval_ns / 1'000'000'000),
+                                                  thresholds, interval_failures);
+        !e.empty()) {
+      std::fprintf(stderr, "client merge: %s\n", e.c_str());
+      return 2;
+    }
+  }
 
-  std::string text = "ringhttp client merge: " + std::to_string(shards.size()) + " shards from " + hosts + "\n";
-  text += first.method + " " + first.url + ": " + std::to_string(connections) + " connections, pipeline " +
-          std::to_string(first.pipeline) + (rate_mode ? ", rate " + std::to_string(first.rate) + "/s" : "") + "\n";
+  std::string text = "ringhttp client merge: " + std::to_string(shards.size()) +
+                     (reports ? " reports from " + hosts : std::string(" interval logs")) + "\n";
+  if (checked) {
+    text += first.method + " " + first.url + ": " + std::to_string(connections) + " connections, pipeline " +
+            std::to_string(first.pipeline) + (first.rate > 0 ? ", rate " + std::to_string(first.rate) + "/s" : "") +
+            "\n";
+  } else {
+    text += "  note: the logs carry no ringhttp run comment: their runs, shards and options are not checked\n";
+  }
   text += "  requests    " + std::to_string(requests) + " in " + fmt("%.2f", window_s) +
           "s (the first shard's start to the last one's end; starts " + fmt("%.3f", last_start - start) +
           " s apart)\n";
   text += "  requests/s  " + fmt("%.1f", rps) + "\n";
-  text += "  bytes/s     " + fmt("%.0f", window_s > 0 ? double(bytes) / window_s : 0) + " (" + std::to_string(bytes) +
-          " bytes)\n";
   text += report_latency_row("latency", latency);
   if (rate_mode) text += report_latency_row("uncorrected", uncorrected);
-  text += "  errors     ";
-  for (std::size_t i = 0; i < error_classes; ++i) {
-    text += std::string(" ") + error_name(ErrorClass(i)) + " " + std::to_string(errors[i]);
+  if (reports) {
+    text += "  bytes/s     " + fmt("%.0f", window_s > 0 ? double(bytes) / window_s : 0) + " (" +
+            std::to_string(bytes) + " bytes)\n";
+    text += "  errors     ";
+    for (std::size_t i = 0; i < error_classes; ++i) {
+      text += std::string(" ") + error_name(ErrorClass(i)) + " " + std::to_string(errors[i]);
+    }
+    text += "\n  reconnects  " + std::to_string(reconnects) + "\n";
+    text += report_statuses_row(statuses);
+    text += "  client CPU  " + fmt("%.2f", requests > 0 ? cpu_us / double(requests) : 0) + " us/request (all shards)\n";
+  } else {
+    text += "  note: interval logs hold the latency only: bytes, errors and statuses are in the --json reports\n";
   }
-  text += "\n  reconnects  " + std::to_string(reconnects) + "\n";
-  text += "  client CPU  " + fmt("%.2f", requests > 0 ? cpu_us / double(requests) : 0) + " us/request (all shards)\n";
-  const Measured measured{&latency, error_total, requests, rps};
+  const Measured measured{&latency, error_total, requests, rps, &statuses};
   bool thresholds_met = true;
-  text += thresholds_text(thresholds, measured, thresholds_met);
+  text += thresholds_text(thresholds, measured, thresholds_met, interval_failures);
   std::fputs(text.c_str(), json ? stderr : stdout);
 
   if (json) {
-    std::string out = "{\"merged\":true,\"shards\":" + std::to_string(shards.size()) + ",\"hosts\":[";
+    std::string out = "{\"merged\":true,\"source\":\"" + std::string(reports ? "reports" : "hdr-log") +
+                      "\",\"shards\":" + std::to_string(shards.size()) + ",\"hosts\":[";
     bool comma = false;
     for (const std::string& h : seen_hosts) {
       out += (comma ? "," : "") + report_json_escape(h);
       comma = true;
     }
-    out += "],\"options\":" + first.options_json;
+    out += "],\"options\":" + (checked ? first.options_json : std::string("null"));
     out += ",\"requests\":" + std::to_string(requests) + ",\"duration_s\":" + fmt("%.6f", window_s) +
            ",\"requests_per_s\":" + fmt("%.3f", rps) + ",\"window_start_unix_s\":" + fmt("%.6f", start) +
-           ",\"start_skew_s\":" + fmt("%.6f", last_start - start) + ",\"bytes\":" + std::to_string(bytes);
+           ",\"start_skew_s\":" + fmt("%.6f", last_start - start);
     out += ",\"latency_us\":" + report_latency_json(latency);
     out += ",\"latency_uncorrected_us\":" + (rate_mode ? report_latency_json(uncorrected) : std::string("null"));
-    out += ",\"errors\":{";
-    for (std::size_t i = 0; i < error_classes; ++i) {
-      out += std::string(i == 0 ? "" : ",") + "\"" + error_name(ErrorClass(i)) + "\":" + std::to_string(errors[i]);
+    if (reports) {
+      out += ",\"bytes\":" + std::to_string(bytes) + ",\"errors\":{";
+      for (std::size_t i = 0; i < error_classes; ++i) {
+        out += std::string(i == 0 ? "" : ",") + "\"" + error_name(ErrorClass(i)) + "\":" + std::to_string(errors[i]);
+      }
+      out += "},\"errors_total\":" + std::to_string(error_total) + ",\"reconnects\":" + std::to_string(reconnects);
+      out += ",\"statuses\":" + report_statuses_json(statuses);
+      out += ",\"client_cpu_us_per_request\":" + fmt("%.4f", requests > 0 ? cpu_us / double(requests) : 0);
+    } else {  // not in a log: unknown, not zero
+      out += ",\"bytes\":null,\"errors\":null,\"errors_total\":null,\"reconnects\":null,\"statuses\":null,"
+             "\"client_cpu_us_per_request\":null";
     }
-    out += "},\"errors_total\":" + std::to_string(error_total) + ",\"reconnects\":" + std::to_string(reconnects);
-    out += ",\"client_cpu_us_per_request\":" + fmt("%.4f", requests > 0 ? cpu_us / double(requests) : 0);
     out += ",\"histograms\":{\"unit\":\"ns\",\"latency\":" + report_json_escape(base64(compress_v2(latency))) +
            ",\"uncorrected\":" +
            (rate_mode ? report_json_escape(base64(compress_v2(uncorrected))) : std::string("null")) + "}";
-    out += ",\"thresholds\":" + thresholds_json(thresholds, measured);
+    out += ",\"thresholds\":" + thresholds_json(thresholds, measured, interval_failures);
+    out += ",\"threshold_interval_s\":" + std::to_string(interval_ns / 1'000'000'000);
     out += std::string(",\"thresholds_met\":") + (thresholds_met ? "true" : "false");
     out += std::string(",\"ok\":") + (ok ? "true" : "false") + "}\n";
     std::fputs(out.c_str(), stdout);

@@ -1,7 +1,8 @@
 #pragma once
-// `client merge REPORT.json...`: the --json reports of one run split over
-// processes or machines with --shard I/N, merged into one report whose
-// percentiles are exactly those of one histogram fed every value.
+// `client merge FILE...`: the --json reports (or the --hdr-log interval
+// logs) of one run split over processes or machines with --shard I/N,
+// merged into one report whose percentiles are exactly those of one
+// histogram fed every value.
 
 namespace ringhttp::client {
 

@@ -108,11 +108,45 @@ double per_request_us(std::uint64_t cpu_ns, std::uint64_t requests) {
 
 Measured measured(const Report& r) {
   return Measured{&r.totals.latency, r.totals.error_total(), r.totals.responses,
-                  per_second(r.totals.responses, r.window_ns)};
+                  per_second(r.totals.responses, r.window_ns), &r.totals.statuses};
 }
 
 bool Report::thresholds_met() const {
   return client::thresholds_met(options->thresholds, measured(*this), interval_failures);
+}
+
+std::string report_options_json(const Options& o) {
+  return "{\"url\":" + json_escape(o.url) + ",\"method\":" + json_escape(o.method) +
+      format(",\"connections\":%u,\"threads\":%u,\"pipeline\":%u", o.connections, o.threads, o.pipeline) +
+      ",\"cpus\":[" + net::format_cpu_list(o.cpus) + "]" +
+      format(",\"duration_s\":%.3f,\"warmup_s\":%.3f,\"requests\":%" PRIu64 ",\"rate\":%" PRIu64,
+             o.requests > 0 && !o.duration_given ? 0.0 : seconds(o.duration_ns), seconds(o.warmup_ns), o.requests,
+             o.rate) +
+      format(",\"timeout_s\":%.3f", seconds(o.timeout_ns)) +
+      ",\"placeholder\":" + (o.placeholder ? json_escape(o.placeholder->text) : std::string("null")) +
+      format(",\"distinct_requests\":%" PRIu64, o.placeholder ? o.placeholder->count() : std::uint64_t(1)) + ",\"expect_status\":" + json_escape(status_list(o)) +
+      ",\"expect_body\":" +
+      (o.check_body && o.expect_body_file.empty() ? json_escape(o.expect_body) : std::string("null")) +
+      // A file's bytes may be binary: the report names the file and its size instead.
+      ",\"expect_body_file\":" + (o.expect_body_file.empty() ? std::string("null") : json_escape(o.expect_body_file)) +
+      format(",\"expect_body_bytes\":%zu", o.check_body ? o.expect_body.size() : std::size_t(0)) + "}";
+}
+
+std::string report_shard_json(const Options& o) {
+  return format("{\"index\":%u,\"count\":%u,\"connections\":%u}", o.shard_index, o.shard_count,
+                shard_share(o).connections);
+}
+
+std::string report_statuses_row(const StatusCounts& s) {
+  std::string out = "  statuses   ";
+  for (std::size_t i = 0; i < status_classes; ++i) out += format(" %zuxx %" PRIu64, i + 1, s[i]);
+  return out + "\n";
+}
+
+std::string report_statuses_json(const StatusCounts& s) {
+  std::string out = "{";
+  for (std::size_t i = 0; i < status_classes; ++i) out += format("%s\"%zuxx\":%" PRIu64, i == 0 ? "" : ",", i + 1, s[i]);
+  return out + "}";
 }
 
 std::string report_json_escape(std::string_view s) { return json_escape(s); }
@@ -163,6 +197,7 @@ std::string format_text(const Report& r) {
     out += format(" %s %" PRIu64, error_name(ErrorClass(i)), t.errors[i]);
   }
   out += format("\n  reconnects  %" PRIu64 "\n", t.reconnects);
+  out += report_statuses_row(t.statuses);
   out += format("  client CPU  %.2f us/request\n", per_request_us(r.client_cpu_ns, t.responses));
   if (r.server_cpu_ns) out += format("  server CPU  %.2f us/request\n", per_request_us(*r.server_cpu_ns, t.responses));
   bool met = true;
@@ -183,21 +218,7 @@ std::string format_json(const Report& r) {
   out += ",\"environment\":{\"kernel\":" + json_escape(e.kernel) + ",\"cpu_model\":" + json_escape(e.cpu_model) +
          format(",\"cores\":%d", e.cores) + ",\"uring\":" + json_escape(e.uring) +
          ",\"allocator\":" + json_escape(e.allocator) + "}";
-  out +=
-      ",\"options\":{\"url\":" + json_escape(o.url) + ",\"method\":" + json_escape(o.method) +
-      format(",\"connections\":%u,\"threads\":%u,\"pipeline\":%u", o.connections, o.threads, o.pipeline) +
-      ",\"cpus\":[" + net::format_cpu_list(o.cpus) + "]" +
-      format(",\"duration_s\":%.3f,\"warmup_s\":%.3f,\"requests\":%" PRIu64 ",\"rate\":%" PRIu64,
-             o.requests > 0 && !o.duration_given ? 0.0 : seconds(o.duration_ns), seconds(o.warmup_ns), o.requests,
-             o.rate) +
-      format(",\"timeout_s\":%.3f", seconds(o.timeout_ns)) +
-      ",\"placeholder\":" + (o.placeholder ? json_escape(o.placeholder->text) : std::string("null")) +
-      format(",\"distinct_requests\":%" PRIu64, o.placeholder ? o.placeholder->count() : std::uint64_t(1)) + ",\"expect_status\":" + json_escape(status_list(o)) +
-      ",\"expect_body\":" +
-      (o.check_body && o.expect_body_file.empty() ? json_escape(o.expect_body) : std::string("null")) +
-      // A file's bytes may be binary: the report names the file and its size instead.
-      ",\"expect_body_file\":" + (o.expect_body_file.empty() ? std::string("null") : json_escape(o.expect_body_file)) +
-      format(",\"expect_body_bytes\":%zu", o.check_body ? o.expect_body.size() : std::size_t(0)) + "}";
+  out += ",\"options\":" + report_options_json(o);
   out += format(",\"requests\":%" PRIu64 ",\"duration_s\":%.6f,\"requests_per_s\":%.3f", t.responses,
                 seconds(r.window_ns), per_second(t.responses, r.window_ns));
   out += format(",\"bytes\":%" PRIu64 ",\"bytes_per_s\":%.3f", t.bytes_received,
@@ -210,14 +231,14 @@ std::string format_json(const Report& r) {
   out += ",\"histograms\":{\"unit\":\"ns\",\"latency\":" + json_escape(base64(compress_v2(t.latency))) +
          ",\"uncorrected\":" +
          (o.rate > 0 ? json_escape(base64(compress_v2(t.uncorrected))) : std::string("null")) + "}";
-  out += format(",\"shard\":{\"index\":%u,\"count\":%u,\"connections\":%u}", o.shard_index, o.shard_count,
-                shard_share(o).connections);
+  out += ",\"shard\":" + report_shard_json(o);
   out += ",\"host\":" + json_escape(r.host) + format(",\"window_start_unix_s\":%.6f", r.window_start_unix_s);
   out += ",\"errors\":{";
   for (std::size_t i = 0; i < error_classes; ++i) {
     out += format("%s\"%s\":%" PRIu64, i == 0 ? "" : ",", error_name(ErrorClass(i)), t.errors[i]);
   }
   out += format("},\"errors_total\":%" PRIu64 ",\"reconnects\":%" PRIu64, t.error_total(), t.reconnects);
+  out += ",\"statuses\":" + report_statuses_json(t.statuses);
   out += format(",\"client_cpu_us_per_request\":%.4f", per_request_us(r.client_cpu_ns, t.responses));
   out += ",\"server_cpu_us_per_request\":" +
          (r.server_cpu_ns ? format("%.4f", per_request_us(*r.server_cpu_ns, t.responses)) : std::string("null"));

@@ -44,5 +44,9 @@ std::string format_latency(double ns);
 std::string report_json_escape(std::string_view s);
 std::string report_latency_row(const char* label, const Histogram& h);  // "  latency  p50 ... stdev ...\n"
 std::string report_latency_json(const Histogram& h);                    // {"p50":…,"count":…}, in µs
+std::string report_options_json(const Options& o);  // the report's "options" object
+std::string report_shard_json(const Options& o);    // its "shard" object
+std::string report_statuses_row(const StatusCounts& s);                 // "  statuses    1xx 0 2xx 500 ...\n"
+std::string report_statuses_json(const StatusCounts& s);                // {"1xx":0,"2xx":500,…}
 
 }  // namespace ringhttp::client

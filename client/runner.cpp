@@ -179,8 +179,12 @@ std::vector<IntervalLine> interval_lines(std::uint64_t window_start_ns, const Ti
   return lines;
 }
 
-std::string write_interval_log(const std::string& path, double start_epoch_s, const std::vector<IntervalLine>& lines) {
-  std::string text = hdr_log_header(start_epoch_s);
+std::string write_interval_log(const std::string& path, const Options& options, double start_epoch_s,
+                               const std::vector<IntervalLine>& lines) {
+  // The run's shard and options, as in the --json report: `client merge`
+  // checks logs of one run against one another with them.
+  std::string text = hdr_log_header(start_epoch_s, "{\"shard\":" + report_shard_json(options) +
+                                                       ",\"options\":" + report_options_json(options) + "}");
   Histogram h;
   for (const IntervalLine& line : lines) {
     h.reset();
@@ -409,7 +413,7 @@ int run(const Options& options) {
     }
   }
   if (!options.hdr_log.empty()) {
-    if (const std::string error = write_interval_log(options.hdr_log, window_start_unix_s, lines); !error.empty()) {
+    if (const std::string error = write_interval_log(options.hdr_log, options, window_start_unix_s, lines); !error.empty()) {
       std::fprintf(stderr, "client: %s\n", error.c_str());
       return 1;
     }

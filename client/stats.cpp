@@ -22,6 +22,7 @@ void WorkerStats::reset() {
   uncorrected.reset();
   responses = bytes_received = reconnects = 0;
   errors.fill(0);
+  statuses.fill(0);
   intervals.clear();
 }
 
@@ -32,6 +33,7 @@ void WorkerStats::merge(const WorkerStats& other) {
   bytes_received += other.bytes_received;
   reconnects += other.reconnects;
   for (std::size_t i = 0; i < error_classes; ++i) errors[i] += other.errors[i];
+  for (std::size_t i = 0; i < status_classes; ++i) statuses[i] += other.statuses[i];
 }
 
 std::uint64_t WorkerStats::error_total() const {

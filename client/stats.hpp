@@ -26,6 +26,10 @@ enum class ErrorClass : std::uint8_t {
   count_,
 };
 inline constexpr std::size_t error_classes = std::size_t(ErrorClass::count_);
+// Complete responses by status class, 1xx to 5xx (the parser refuses codes
+// outside 100..599).
+inline constexpr std::size_t status_classes = 5;
+using StatusCounts = std::array<std::uint64_t, status_classes>;
 const char* error_name(ErrorClass error);
 
 // One interval of the --hdr-log (a second of the measured window, the last
@@ -45,6 +49,7 @@ struct WorkerStats {
   std::uint64_t responses = 0;       // complete responses, whatever their status
   std::uint64_t bytes_received = 0;  // response bytes, framing included
   std::array<std::uint64_t, error_classes> errors{};
+  StatusCounts statuses{};                 // responses by status class, whether expected or not
   std::uint64_t reconnects = 0;            // connections reopened after the peer or an error closed them
   std::vector<LatencyInterval> intervals;  // --hdr-log only; not merged (the runner aligns them by index)
 

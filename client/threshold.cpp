@@ -67,9 +67,13 @@ std::optional<Threshold> parse_threshold(std::string_view text, std::string& err
     t.metric = Threshold::Metric::rps;
   } else if (metric == "requests") {
     t.metric = Threshold::Metric::requests;
+  } else if (metric.size() == 10 && metric.starts_with("status_") && metric.ends_with("xx") && metric[7] >= '1' &&
+             metric[7] <= '5') {
+    t.metric = Threshold::Metric::status;
+    t.status_class = std::uint8_t(metric[7] - '0');
   } else {
     error = "threshold '" + t.text + "': unknown metric '" + std::string(metric) +
-            "' (pN, max, mean, errors, rps, requests)";
+            "' (pN, max, mean, errors, rps, requests, status_1xx .. status_5xx)";
     return std::nullopt;
   }
   if (is_latency(t.metric)) {
@@ -104,6 +108,9 @@ Verdict judge(const Threshold& t, const Measured& m) {
     case Threshold::Metric::errors: v.measured = double(m.errors); break;
     case Threshold::Metric::rps: v.measured = m.rps; break;
     case Threshold::Metric::requests: v.measured = double(m.requests); break;
+    case Threshold::Metric::status:
+      v.measured = m.statuses != nullptr ? double((*m.statuses)[t.status_class - 1u]) : 0.0;
+      break;
   }
   switch (t.op) {
     case Threshold::Op::lt: v.met = v.measured < t.value; break;
@@ -115,7 +122,9 @@ Verdict judge(const Threshold& t, const Measured& m) {
   return v;
 }
 
-bool judged_per_interval(const Threshold& t) { return t.metric != Threshold::Metric::errors; }
+bool judged_per_interval(const Threshold& t) {
+  return t.metric != Threshold::Metric::errors && t.metric != Threshold::Metric::status;
+}
 
 void judge_interval(const std::vector<Threshold>& ts, const IntervalFigures& interval,
                     std::vector<IntervalFailure>& out) {

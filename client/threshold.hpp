@@ -12,15 +12,17 @@
 #include <vector>
 
 #include "client/histogram.hpp"
+#include "client/stats.hpp"
 
 namespace ringhttp::client {
 
 struct Threshold {
-  enum class Metric : std::uint8_t { percentile, max, mean, errors, rps, requests };
+  enum class Metric : std::uint8_t { percentile, max, mean, errors, rps, requests, status };
   enum class Op : std::uint8_t { lt, le, gt, ge, eq };
   std::string text;  // as given
   Metric metric = Metric::percentile;
   double percentile = 0;  // for Metric::percentile, 0 to 100
+  std::uint8_t status_class = 0;  // for Metric::status: 1 to 5 (status_5xx: responses 500..599)
   Op op = Op::le;
   double value = 0;  // nanoseconds for latency figures, else a count or a rate
 };
@@ -34,6 +36,7 @@ struct Measured {
   std::uint64_t errors = 0;
   std::uint64_t requests = 0;
   double rps = 0;
+  const StatusCounts* statuses = nullptr;  // none: every status class counts 0
 };
 
 struct Verdict {

@@ -378,6 +378,7 @@ void Worker::on_response(Connection& conn, const http::ResponseHead& head) {
   if (!measuring_ || stopping_) return;
   ++stats_.responses;
   live_.responses.add();
+  if (head.status >= 100 && head.status < 100 * (status_classes + 1)) ++stats_.statuses[head.status / 100 - 1];
   record_latency(conn);
   const bool status_ok = options_.expect_status.empty()
                              ? head.status >= 200 && head.status < 300

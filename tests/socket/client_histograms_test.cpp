@@ -303,6 +303,23 @@ TEST_F(ClientHistograms, shards_merged_are_exactly_one_histogram_of_both_process
   std::ofstream(both) << text;
   const Processed processed = process_log(both, processed_base);
   expect_log_matches_report(processed, report);
+
+  // The same run merged from its interval logs: the same count and the same
+  // distribution, percentile for percentile, as from its reports.
+  const std::string merged_logs = scratch("merged-logs.json");
+  const ShellRun from_logs =
+      run_shell(in_subshell(client_path() + " merge --json " + l0 + " " + l1 + " > " + merged_logs));
+  ASSERT_EQ(from_logs.exit_code, 0) << from_logs.output;
+  const JsonReport logs(read_file(merged_logs));
+  ASSERT_TRUE(logs.ok()) << read_file(merged_logs);
+  EXPECT_EQ(logs.number("/requests"), 20000u);
+  EXPECT_EQ(logs.text("/source"), "hdr-log");
+  for (const char* key : {"p50", "p90", "p99", "p99_9", "p99_99", "max", "count"}) {
+    const std::string pointer = std::string("/latency_us/") + key;
+    EXPECT_EQ(logs.real(pointer.c_str()), report.real(pointer.c_str())) << key;
+  }
+  EXPECT_TRUE(logs.is_null("/errors_total")) << "a log holds no errors: unknown, not 0";
+  EXPECT_EQ(report.number("/statuses/2xx"), 20000u);
 }
 
 // In rate mode the shards keep their connections' places in one schedule:
@@ -347,6 +364,15 @@ TEST_F(ClientHistograms, thresholds_set_the_exit_status_of_a_run_and_of_a_merge)
   const ClientRun errors = run_client({"-c", "2", "-n", "100", "--expect-status", "201", "--threshold", "p50<1ns",
                                        url("/json")});
   EXPECT_EQ(errors.exit_code, 1) << errors.out << errors.err;
+  // Responses by status class: 100 404s expected, none 2xx or 5xx.
+  const ClientRun not_found = run_client({"-c", "2", "-n", "100", "--expect-status", "404", "--json", "--threshold",
+                                          "status_4xx==100", "--threshold", "status_2xx==0", "--threshold",
+                                          "status_5xx==0", url("/no-such-route")});
+  EXPECT_EQ(not_found.exit_code, 0) << not_found.out << not_found.err;
+  EXPECT_EQ(JsonReport(not_found).number("/statuses/4xx"), 100u) << not_found.out;
+  const ClientRun any_4xx = run_client({"-c", "2", "-n", "100", "--expect-status", "404", "--threshold",
+                                        "status_4xx==0", url("/no-such-route")});
+  EXPECT_EQ(any_4xx.exit_code, 3) << any_4xx.out << any_4xx.err;
 
   const std::string r0 = scratch("t0.json"), r1 = scratch("t1.json");
   for (const auto& [path, which] : {std::pair{r0, "0/2"}, std::pair{r1, "1/2"}}) {
@@ -355,7 +381,9 @@ TEST_F(ClientHistograms, thresholds_set_the_exit_status_of_a_run_and_of_a_merge)
     ASSERT_EQ(ran.exit_code, 0) << ran.output;
   }
   // -n 400 is the run's total: 200 per shard, 400 merged.
-  EXPECT_EQ(run_shell(client_path() + " merge --threshold 'requests==400' " + r0 + " " + r1).exit_code, 0);
+  EXPECT_EQ(run_shell(client_path() + " merge --threshold 'requests==400' --threshold 'status_2xx==400' " + r0 + " " +
+                      r1).exit_code,
+            0);
   const ShellRun merged_fail = run_shell(client_path() + " merge --threshold 'requests>400' " + r0 + " " + r1);
   EXPECT_EQ(merged_fail.exit_code, 3) << merged_fail.output;
   EXPECT_NE(merged_fail.output.find("threshold requests>400: FAILED (measured 400)"), std::string::npos)
@@ -395,6 +423,66 @@ TEST_F(ClientHistograms, a_threshold_failed_in_one_interval_fails_the_run_and_na
   const ClientRun steady = run_client({"-c", "2", "-w", "0", "-d", "3s", "--threshold", "requests>=1",
                                        "--threshold-interval", "1s", url("/json")});
   EXPECT_EQ(steady.exit_code, 0) << steady.out << steady.err;
+}
+
+// Interval logs of two shards merged with --threshold-interval: the server
+// stopped (SIGSTOP) for 2.2 s in the middle of their common 6 s window, the
+// merged seconds are judged across both logs and one fails (exit 3, named);
+// the same logs without --threshold-interval meet it over the window. What
+// a log cannot answer is refused: an errors threshold (not in a log),
+// --threshold-interval on reports (not in a report), logs and reports
+// together, a log twice, a shard's log missing; a log without ringhttp's
+// run comment (another tool's) merges, unchecked and said so.
+TEST_F(ClientHistograms, merged_interval_logs_judge_thresholds_in_every_second_of_both_shards) {
+  const std::string l0 = scratch("i0.hlog"), l1 = scratch("i1.hlog"), r0 = scratch("i0.json");
+  const std::string shard = client_path() + " -c 4 -w 0 -d 6s --timeout 20s --start-at +1s " + url("/json");
+  ShellRun ran;
+  std::thread runner([&] {
+    ran = run_shell(in_subshell(shard + " --shard 0/2 --hdr-log " + l0 + " --json > " + r0 + " 2>/dev/null & " +
+                                shard + " --shard 1/2 --hdr-log " + l1 + " > /dev/null 2>&1; wait"));
+  });
+  // Both shards' four connections open (and the scrape's own): the window is open.
+  const bool open = eventually([&] { return scrape_metrics(server.port()).value(metric::active) >= 5; });
+  std::this_thread::sleep_for(std::chrono::milliseconds(1200));
+  ::kill(server.pid(), SIGSTOP);
+  std::this_thread::sleep_for(std::chrono::milliseconds(2200));
+  ::kill(server.pid(), SIGCONT);
+  runner.join();
+  ASSERT_TRUE(open);
+  ASSERT_EQ(ran.exit_code, 0) << ran.output;
+
+  const ShellRun judged = run_shell(client_path() + " merge --threshold 'requests>=1' --threshold-interval 1s " + l0 +
+                                    " " + l1);
+  EXPECT_EQ(judged.exit_code, 3) << judged.output;
+  EXPECT_NE(judged.output.find("threshold requests>=1: met"), std::string::npos) << judged.output;
+  EXPECT_NE(judged.output.find("FAILED in the interval "), std::string::npos) << judged.output;
+  EXPECT_EQ(run_shell(client_path() + " merge --threshold 'requests>=1' " + l0 + " " + l1).exit_code, 0);
+
+  std::string foreign = read_file(l0);
+  foreign.erase(foreign.find("#[ringhttp run: "), foreign.find('\n', foreign.find("#[ringhttp run: ")) -
+                                                      foreign.find("#[ringhttp run: ") + 1);
+  std::ofstream(scratch("foreign.hlog")) << foreign;
+  const ShellRun unchecked = run_shell(client_path() + " merge " + scratch("foreign.hlog"));
+  EXPECT_EQ(unchecked.exit_code, 0) << unchecked.output;
+  EXPECT_NE(unchecked.output.find("not checked"), std::string::npos) << unchecked.output;
+
+  const struct {
+    std::string args;
+    std::string says;
+  } refused[] = {
+      {"--threshold errors==0 " + l0 + " " + l1, "interval logs hold the latency only"},
+      {"--threshold 'requests>=1' --threshold-interval 1s " + r0, "needs the runs' --hdr-log files"},
+      {l0 + " " + r0, "reports and interval logs given together"},
+      {l0 + " " + l0, "shard 0/2 twice"},
+      {l0, "shards 1 of 2 are missing"},
+      {l0 + " " + scratch("foreign.hlog"), "some logs carry ringhttp's run comment and some do not"},
+      {"--threshold-interval 1500ms --threshold 'requests>=1' " + l0 + " " + l1, "whole seconds"},
+  };
+  for (const auto& c : refused) {
+    const ShellRun r = run_shell(client_path() + " merge " + c.args);
+    EXPECT_EQ(r.exit_code, 2) << c.args << ": " << r.output;
+    EXPECT_NE(r.output.find(c.says), std::string::npos) << c.args << ": " << r.output;
+  }
 }
 
 // Reports that are not one run split are refused, each with its reason.

@@ -247,11 +247,14 @@ namespace {
 TEST(ClientThresholds, every_form_parses_and_judges) {
   Histogram h;
   for (std::uint64_t v = 1; v <= 1000; ++v) h.record(v * 1000);  // 1 µs to 1 ms, evenly
-  const Measured m{&h, 0, 1000, 5000.0};
+  const StatusCounts statuses{0, 990, 0, 4, 6};
+  const Measured m{&h, 0, 1000, 5000.0, &statuses};
   const struct {
     const char* text;
     bool met;
   } cases[] = {
+      {"status_5xx==6", true},  {"status_5xx==0", false}, {"status_4xx<=4", true}, {"status_2xx>=991", false},
+      {"status_1xx==0", true},  {"status_3xx>0", false},
       {"p99<=5ms", true},    {"p99<=900us", false}, {"p50<501us", true},   {"p50<400us", false},
       {"p99.9<2ms", true},   {"max<1s", true},      {"max<999us", false},  {"mean<=600us", true},
       {"errors==0", true},   {"errors>0", false},   {"rps>=4000", true},   {"rps>=6000", false},
@@ -276,7 +279,8 @@ TEST(ClientThresholds, every_form_parses_and_judges) {
 
 TEST(ClientThresholds, malformed_ones_are_refused_with_a_reason) {
   for (const char* bad : {"", "p99", "<=5ms", "p99<=5", "p99=<5ms", "p101<1s", "pxx<1s", "latency<1ms",
-                          "errors==none", "rps>=-1", "p99<=5 ms", "errors==0ms"}) {
+                          "errors==none", "rps>=-1", "p99<=5 ms", "errors==0ms", "status_6xx==0", "status_0xx==0",
+                          "status_55x==0", "status_xx==0", "status_5xx==0ms", "status_5XX==0"}) {
     std::string error;
     EXPECT_FALSE(parse_threshold(bad, error)) << bad;
     EXPECT_FALSE(error.empty()) << bad;

@@ -303,3 +303,58 @@ TEST(HistogramEncoding, anything_else_is_refused_with_a_reason) {
 
 }  // namespace
 }  // namespace ringhttp::client
+
+namespace ringhttp::client {
+namespace {
+
+// An interval log read back: the run comment, each line's start made
+// absolute (StartTime plus its own, as HdrHistogram's reader does for logs
+// that start at 0; BaseTime when given; absolute starts kept), the
+// histograms still encoded and decoding to what was written.
+TEST(HdrLogRead, a_written_log_reads_back_line_by_line) {
+  Histogram a, b;
+  for (std::uint64_t v = 1; v <= 100; ++v) a.record(v * 1000);
+  b.record(5'000'000);
+  const std::string log = hdr_log_header(1'700'000'000.5, R"({"shard":{"index":1,"count":2}})") +
+                          hdr_log_line({0.0, 1.0, &a}) + hdr_log_line({1.0, 0.25, &b});
+  HdrLogRead read;
+  std::string error;
+  ASSERT_TRUE(read_hdr_log(log, read, error)) << error;
+  EXPECT_EQ(read.run_json, R"({"shard":{"index":1,"count":2}})");
+  ASSERT_EQ(read.entries.size(), 2u);
+  EXPECT_DOUBLE_EQ(read.entries[0].start_s, 1'700'000'000.5);
+  EXPECT_DOUBLE_EQ(read.entries[1].start_s, 1'700'000'001.5);
+  EXPECT_DOUBLE_EQ(read.entries[1].length_s, 0.25);
+  Histogram back;
+  ASSERT_TRUE(add_compressed_v2(read.entries[0].histogram, back, error)) << error;
+  EXPECT_EQ(back.total(), 100u);
+  ASSERT_TRUE(add_compressed_v2(read.entries[1].histogram, back, error)) << error;
+  EXPECT_EQ(back.total(), 101u);
+
+  const std::string line = hdr_log_line({2.0, 1.0, &a});
+  const std::string histogram = line.substr(line.rfind(',') + 1);
+  HdrLogRead based;
+  ASSERT_TRUE(read_hdr_log("#[StartTime: 100.000 (seconds since epoch)]\n#[BaseTime: 1700000000.000 (seconds since "
+                           "epoch)]\n2.000,1.000,0.100," + histogram, based, error)) << error;
+  ASSERT_EQ(based.entries.size(), 1u);
+  EXPECT_DOUBLE_EQ(based.entries[0].start_s, 1'700'000'002.0);
+  EXPECT_TRUE(based.run_json.empty());
+  HdrLogRead absolute;
+  ASSERT_TRUE(read_hdr_log("#[StartTime: 1700000000.000 (seconds since epoch)]\n1700000003.000,1.000,0.100," +
+                           histogram, absolute, error)) << error;
+  EXPECT_DOUBLE_EQ(absolute.entries[0].start_s, 1'700'000'003.0);
+}
+
+TEST(HdrLogRead, lines_that_are_not_intervals_and_tagged_ones_are_refused) {
+  for (const char* bad : {"1.0,2.0,HISTFAAAA", "x,1.0,0.1,HISTFAAAA", "1.0,-1,0.1,HISTFAAAA", "1.0,1.0,0.1,",
+                          "Tag=other,0.000,1.000,0.100,HISTFAAAA", "1.0,1.0,inf,HISTFAAAA"}) {
+    HdrLogRead read;
+    std::string error;
+    EXPECT_FALSE(read_hdr_log(std::string("#[StartTime: 1.0 (seconds since epoch)]\n") + bad + "\n", read, error))
+        << bad;
+    EXPECT_NE(error.find("line 2"), std::string::npos) << bad << ": " << error;
+  }
+}
+
+}  // namespace
+}  // namespace ringhttp::client
