@@ -47,7 +47,7 @@ class Row:
 SERVERS = [Floor("epoll"), Floor("uring"), Ringhttp(), Nginx(), H2o(), Node(), NodePg(), Pgbench()]
 BY_NAME = {s.name: s for s in SERVERS}
 
-# The default run: about twelve minutes (3 x 13 s per row, plus start-ups).
+# The default run: about thirteen minutes (3 x 13 s per row, plus start-ups).
 DEFAULT_ROWS = {
     "floor-epoll/plaintext", "floor-uring/plaintext", "ringhttp/plaintext", "ringhttp/json",
     "ringhttp/ping", "ringhttp/middleware", "ringhttp/validated", "ringhttp/path-param", "ringhttp/authenticated",
