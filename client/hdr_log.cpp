@@ -4,10 +4,12 @@
 
 #include <cerrno>
 #include <cmath>
-#include <cstdlib>
 #include <cstdio>
 #include <cstring>
 #include <ctime>
+#include <limits>
+
+#include "core/text/parse_number.hpp"
 
 namespace ringhttp::client {
 namespace {
@@ -245,13 +247,7 @@ namespace {
 
 // A number of the log: finite, not negative, the whole field.
 bool log_number(std::string_view field, double& out) {
-  if (field.empty() || field.size() > 40) return false;
-  char buf[48];
-  std::memcpy(buf, field.data(), field.size());
-  buf[field.size()] = '\0';
-  char* end = nullptr;
-  out = std::strtod(buf, &end);
-  return end == buf + field.size() && std::isfinite(out) && out >= 0;
+  return text::parse_number(field, 0.0, std::numeric_limits<double>::max(), out);
 }
 
 // "#[Name: 1733318400.123 (seconds since epoch), …]": the number.
@@ -320,6 +316,10 @@ bool read_hdr_log(std::string_view text, HdrLogRead& out, std::string& error) {
   out.entries.clear();
   for (auto& [n, entry] : lines) {
     entry.start_s += base;
+    if (!std::isfinite(entry.start_s + entry.length_s)) {
+      error = "line " + std::to_string(n) + ": a time past any clock";
+      return false;
+    }
     out.entries.push_back(entry);
   }
   return true;

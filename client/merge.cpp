@@ -40,6 +40,11 @@ constexpr const char* merge_usage =
     "                              whole window, not its seconds)\n"
     "  A log carries the latency only: thresholds on errors or statuses need the reports.\n";
 
+// --threshold-interval on logs: the most intervals a merged window is cut
+// into (11.6 days of seconds), each a list of the logs' lines in it; a log
+// whose times are far apart (not one run) is refused, not allocated for.
+constexpr std::size_t merged_intervals_max = 1'000'000;
+
 // Option keys that may differ between shards: where each ran, and how.
 const std::set<std::string_view> per_machine_options = {"threads", "cpus"};
 
@@ -69,14 +74,27 @@ std::string fmt(const char* f, double v) {
   return b;
 }
 
-// The run's options, canonical (every key but the per-machine ones, to
-// compare shards with) and as given (for the merged report).
-void keep_options(simdjson::dom::object options, Shard& s) {
+// What a report and a log's run comment both carry, "options" and
+// "shard": the options canonical (every key but the per-machine ones, to
+// compare shards with) and as given (for the merged report), and the
+// fields the merge checks and prints. False if one is missing.
+bool read_run_fields(simdjson::dom::element doc, Shard& s) {
+  simdjson::dom::object options;
+  std::string_view url, method;
+  if (doc["options"].get(options) || doc["shard"]["index"].get(s.index) || doc["shard"]["count"].get(s.count) ||
+      doc["shard"]["connections"].get(s.connections) || options["rate"].get(s.rate) || options["url"].get(url) ||
+      options["method"].get(method) || options["connections"].get(s.total_connections) ||
+      options["pipeline"].get(s.pipeline)) {
+    return false;
+  }
   for (auto [key, value] : options) {
     if (per_machine_options.count(key) > 0) continue;
     s.options += std::string(key) + "=" + simdjson::minify(value) + ";";
   }
   s.options_json = simdjson::minify(options);
+  s.url = url;
+  s.method = method;
+  return true;
 }
 
 // One report, read; its histograms added to `latency` and `uncorrected`.
@@ -84,12 +102,10 @@ std::string read_report(const std::string& path, const std::string& contents, si
                         Shard& s, Histogram& latency, Histogram& uncorrected) {
   simdjson::dom::element doc;
   if (auto e = parser.parse(contents).get(doc); e) return path + ": " + simdjson::error_message(e);
-  simdjson::dom::object options;
   std::string_view text;
-  if (doc["options"].get(options) || doc["histograms"]["latency"].get(text)) {
+  if (doc["histograms"]["latency"].get(text)) {
     return path + ": not a client --json report with histograms (from this version)";
   }
-  keep_options(options, s);
   std::string error;
   if (!add_compressed_v2(text, latency, error)) return path + ": latency histogram: " + error;
   std::string_view uncorrected_text;
@@ -97,21 +113,16 @@ std::string read_report(const std::string& path, const std::string& contents, si
       !add_compressed_v2(uncorrected_text, uncorrected, error)) {
     return path + ": uncorrected histogram: " + error;
   }
-  std::string_view host, url, method;
+  std::string_view host;
   simdjson::dom::object errors;
-  if (doc["shard"]["index"].get(s.index) || doc["shard"]["count"].get(s.count) ||
-      doc["shard"]["connections"].get(s.connections) || doc["requests"].get(s.requests) ||
-      doc["bytes"].get(s.bytes) || doc["reconnects"].get(s.reconnects) || doc["duration_s"].get(s.duration_s) ||
+  if (!read_run_fields(doc, s) || doc["requests"].get(s.requests) || doc["bytes"].get(s.bytes) ||
+      doc["reconnects"].get(s.reconnects) || doc["duration_s"].get(s.duration_s) ||
       doc["window_start_unix_s"].get(s.window_start_unix_s) ||
       doc["client_cpu_us_per_request"].get(s.client_cpu_us) || doc["ok"].get(s.ok) || doc["host"].get(host) ||
-      options["rate"].get(s.rate) || options["url"].get(url) || options["method"].get(method) ||
-      options["connections"].get(s.total_connections) || options["pipeline"].get(s.pipeline) ||
       doc["errors"].get(errors)) {
     return path + ": a field of the report is missing or of the wrong type";
   }
   s.host = host;
-  s.url = url;
-  s.method = method;
   for (std::size_t i = 0; i < error_classes; ++i) {
     if (errors[error_name(ErrorClass(i))].get(s.errors[i])) return path + ": errors." + error_name(ErrorClass(i));
   }
@@ -126,20 +137,9 @@ std::string read_report(const std::string& path, const std::string& contents, si
 // "#[ringhttp run: …]" comment.
 std::string read_run(const std::string& path, std::string_view run_json, simdjson::dom::parser& parser, Shard& s) {
   simdjson::dom::element doc;
-  simdjson::dom::object options;
-  if (parser.parse(run_json.data(), run_json.size()).get(doc) || doc["options"].get(options)) {
-    return path + ": its ringhttp run comment is not the run's JSON";
+  if (parser.parse(run_json.data(), run_json.size()).get(doc) || !read_run_fields(doc, s)) {
+    return path + ": its ringhttp run comment is not the run's JSON (options and shard)";
   }
-  keep_options(options, s);
-  std::string_view url, method;
-  if (doc["shard"]["index"].get(s.index) || doc["shard"]["count"].get(s.count) ||
-      doc["shard"]["connections"].get(s.connections) || options["rate"].get(s.rate) || options["url"].get(url) ||
-      options["method"].get(method) || options["connections"].get(s.total_connections) ||
-      options["pipeline"].get(s.pipeline)) {
-    return path + ": a field of its ringhttp run comment is missing or of the wrong type";
-  }
-  s.url = url;
-  s.method = method;
   return {};
 }
 
@@ -193,7 +193,12 @@ bool is_report(const std::string& text) {
 // interval judged on the lines of every log in it.
 std::string judge_log_intervals(const std::vector<Shard>& shards, double start, double end, double interval_s,
                                 const std::vector<Threshold>& thresholds, std::vector<IntervalFailure>& out) {
-  const std::size_t count = std::size_t(std::ceil((end - start) / interval_s - 1e-9));
+  const double intervals = std::ceil((end - start) / interval_s - 1e-9);
+  if (!(intervals <= double(merged_intervals_max))) {
+    return "the merged window holds " + fmt("%.0f", intervals) + " intervals of " + fmt("%.0f", interval_s) +
+           " s, more than the " + std::to_string(merged_intervals_max) + " judged: are these logs of one run?";
+  }
+  const std::size_t count = std::size_t(intervals);
   std::vector<std::vector<const HdrLogEntry*>> groups(std::max<std::size_t>(count, 1));
   for (const Shard& s : shards) {
     for (const HdrLogEntry& e : s.entries) {

@@ -1,9 +1,10 @@
 #include "client/threshold.hpp"
 
-#include <charconv>
 #include <cstdio>
+#include <limits>
 
 #include "client/report.hpp"
+#include "core/text/parse_number.hpp"
 
 namespace ringhttp::client {
 namespace {
@@ -12,10 +13,9 @@ bool is_latency(Threshold::Metric m) {
   return m == Threshold::Metric::percentile || m == Threshold::Metric::max || m == Threshold::Metric::mean;
 }
 
-bool parse_double(std::string_view text, double& out) {
-  if (text.empty()) return false;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
-  return ec == std::errc() && end == text.data() + text.size() && out >= 0;
+// A figure of a threshold: finite and not negative.
+bool parse_double(std::string_view figure, double& out) {
+  return text::parse_number(figure, 0.0, std::numeric_limits<double>::max(), out);
 }
 
 std::string number(double v) {

@@ -26,6 +26,7 @@ from .constants import CLIENT_CPU, GENERATOR_GRACE_S
 from .processes import hold_signals, user_system_ticks, wait_while_running
 from .runs import measure
 from .summary import fmt, summarize
+from .render import gnuplot_missing, run_gnuplot
 
 PROFILE_FREQUENCY_HZ = 999   # samples per second of CPU: not a multiple of the kernel's tick, so not in step with it
 PROFILE_EVENT = "cpu-clock"  # a software event: counts on any machine, virtual or not
@@ -218,8 +219,8 @@ def profile_tables(summary):
 def profile_chart(path, summary, title):
     """A PNG of two bar charts side by side: the top functions by self share
     in user space, and in the kernel, each side's total in its title."""
-    if not shutil.which("gnuplot"):
-        return "gnuplot is not installed (Debian: gnuplot-nox)"
+    if gnuplot_missing():
+        return gnuplot_missing()
     if not summary["samples"]:
         return "no samples to plot"
     panels = []
@@ -252,10 +253,7 @@ set grid xtics
 set lmargin 50
 unset key
 """ + "".join(panels) + "unset multiplot\n"
-    r = subprocess.run(["gnuplot"], input=script, text=True, capture_output=True)
-    for side in ("user", "kernel"):
-        os.unlink(f"{path}.{side}.dat")
-    return None if r.returncode == 0 else f"gnuplot failed: {r.stderr.strip()[-200:]}"
+    return run_gnuplot(script, *(f"{path}.{side}.dat" for side in ("user", "kernel")))
 
 
 def profile(ctx, row, iterations, recordings_dir):

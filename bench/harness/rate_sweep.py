@@ -10,11 +10,10 @@ latency grows with the run, while the uncorrected one hides the queue.
 """
 import dataclasses
 import os
-import shutil
-import subprocess
 
 from .summary import fmt, with_range
 from .runs import open_rate
+from .render import gnuplot_missing, run_gnuplot
 
 SWEEP_HEADER = ["requested req/s", "achieved req/s", "achieved ÷ requested", "p50 ms", "p99 ms",
                 "p99 ms uncorrected", "server CPU µs/req", "client CPU µs/req", "errors"]
@@ -75,8 +74,8 @@ def sweep_chart(path, rows, summaries, pipeline, title):
     """A PNG of two panels against the requested rate: the achieved rate
     (with the line achieved = requested), and the corrected and uncorrected
     p99 on a log scale. None, or why there is no chart."""
-    if not shutil.which("gnuplot"):
-        return "gnuplot is not installed (Debian: gnuplot-nox)"
+    if gnuplot_missing():
+        return gnuplot_missing()
     data = path + ".dat"
     points = 0
     with open(data, "w") as f:
@@ -110,6 +109,4 @@ plot "{data}" using 1:3 with linespoints pointtype 7 linewidth 2 title "p99 from
      "{data}" using 1:4 with linespoints pointtype 6 dashtype 2 title "p99 from the actual send (uncorrected)"
 unset multiplot
 """
-    r = subprocess.run(["gnuplot"], input=script, text=True, capture_output=True)
-    os.unlink(data)
-    return None if r.returncode == 0 else f"gnuplot failed: {r.stderr.strip()[-200:]}"
+    return run_gnuplot(script, data)

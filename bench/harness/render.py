@@ -117,12 +117,25 @@ def memory_notes(ctx, instances):
     return notes
 
 
+def gnuplot_missing():
+    """Why no chart can be drawn here, or None."""
+    return None if shutil.which("gnuplot") else "gnuplot is not installed (Debian: gnuplot-nox)"
+
+
+def run_gnuplot(script, *data_files):
+    """Draws `script`, then removes its data files: None, or why it failed."""
+    r = subprocess.run(["gnuplot"], input=script, text=True, capture_output=True)
+    for path in data_files:
+        os.unlink(path)
+    return None if r.returncode == 0 else f"gnuplot failed: {r.stderr.strip()[-200:]}"
+
+
 CHART_COLOURS = {"ours": "0x3b6ea8", "control": "0x9a9a9a", "peer": "0xd9822b", "custom": "0x6aa84f"}
 
 
 def chart(path, rows, summaries):
-    if not shutil.which("gnuplot"):
-        return "gnuplot is not installed (Debian: gnuplot-nox)"
+    if gnuplot_missing():
+        return gnuplot_missing()
     data = path + ".dat"
     n = 0
     with open(data, "w") as f:
@@ -151,6 +164,4 @@ plot "{data}" using 0:2:5:xtic(1) with boxes linecolor rgb variable, \\
      "{data}" using 0:2:3:4 with yerrorbars linecolor rgb "black" pointtype -1, \\
      "{data}" using 0:2:(sprintf("%.2f", $2)) with labels offset 0,0.8 font ",8"
 """
-    r = subprocess.run(["gnuplot"], input=script, text=True, capture_output=True)
-    os.unlink(data)
-    return None if r.returncode == 0 else f"gnuplot failed: {r.stderr.strip()[-200:]}"
+    return run_gnuplot(script, data)

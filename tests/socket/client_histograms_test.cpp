@@ -465,6 +465,10 @@ TEST_F(ClientHistograms, merged_interval_logs_judge_thresholds_in_every_second_o
   const ShellRun unchecked = run_shell(client_path() + " merge " + scratch("foreign.hlog"));
   EXPECT_EQ(unchecked.exit_code, 0) << unchecked.output;
   EXPECT_NE(unchecked.output.find("not checked"), std::string::npos) << unchecked.output;
+  // A line twenty million seconds on: a window of intervals no run has,
+  // refused rather than cut into twenty million lists.
+  const std::string last_line = foreign.substr(foreign.rfind('\n', foreign.size() - 2) + 1);
+  std::ofstream(scratch("far.hlog")) << foreign << "20000000.000" << last_line.substr(last_line.find(','));
 
   const struct {
     std::string args;
@@ -477,6 +481,7 @@ TEST_F(ClientHistograms, merged_interval_logs_judge_thresholds_in_every_second_o
       {l0, "shards 1 of 2 are missing"},
       {l0 + " " + scratch("foreign.hlog"), "some logs carry ringhttp's run comment and some do not"},
       {"--threshold-interval 1500ms --threshold 'requests>=1' " + l0 + " " + l1, "whole seconds"},
+      {"--threshold-interval 1s --threshold 'requests>=1' " + scratch("far.hlog"), "more than the 1000000 judged"},
   };
   for (const auto& c : refused) {
     const ShellRun r = run_shell(client_path() + " merge " + c.args);

@@ -49,6 +49,29 @@ class ClientAgainstServer : public testing::Test {
   ServerProcess server{{"--shards", "1"}};
 };
 
+// -n requests at -R rate_per_s in batches of `pipeline`: every one answered
+// once (the server's count too), each latency in both histograms, and the
+// run no shorter than the schedule: its last batch is due
+// (requests / pipeline - 1) / (rate / pipeline) s after the start.
+void expect_paced_run(const ServerProcess& server, std::uint64_t rate_per_s, std::uint64_t pipeline,
+                      std::uint64_t requests, const char* duration) {
+  const auto started = std::chrono::steady_clock::now();  // CLOCK_MONOTONIC, the client's clock
+  const ClientRun run = run_client({"-R", std::to_string(rate_per_s), "-p", std::to_string(pipeline), "-n",
+                                    std::to_string(requests), "-d", duration, "-c", "4", "--json",
+                                    url(server, "/plaintext")});
+  const auto elapsed = std::chrono::steady_clock::now() - started;
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const JsonReport report(run);
+  EXPECT_EQ(report.number("/requests"), requests);
+  EXPECT_EQ(report.number("/errors_total"), 0u);
+  EXPECT_EQ(report.number("/latency_us/count"), requests);
+  EXPECT_EQ(report.number("/latency_uncorrected_us/count"), requests);
+  EXPECT_EQ(scrape_metrics(server.port()).value(metric::responses(200)), double(requests));
+  const std::chrono::nanoseconds last_batch_due((requests / pipeline - 1) * 1'000'000'000 / (rate_per_s / pipeline));
+  EXPECT_GE(elapsed, last_batch_due) << "the client finished before its last batch was due";
+}
+
+
 // Two threads share -n between them: exactly n in the report, in the
 // merged latency histogram, in the text report and in the server's own
 // counters.
@@ -316,21 +339,7 @@ TEST_F(ClientAgainstServer, rate_mode_reports_corrected_and_uncorrected_latency)
 // merely fell behind (ASan, other processes on both CPUs) has a second to
 // catch up, a hundred times what the server needs for the last responses.
 TEST_F(ClientAgainstServer, rate_mode_sends_exactly_n_requests_on_the_schedule_and_never_ahead_of_it) {
-  constexpr std::uint64_t rate_per_s = 1000;
-  constexpr std::uint64_t requests = 2000;
-  const auto started = std::chrono::steady_clock::now();  // CLOCK_MONOTONIC, the client's clock
-  const ClientRun run = run_client({"-R", std::to_string(rate_per_s), "-n", std::to_string(requests), "-d", "3s", "-c",
-                                    "4", "--json", url(server, "/plaintext")});
-  const auto elapsed = std::chrono::steady_clock::now() - started;
-  ASSERT_EQ(run.exit_code, 0) << run.err;
-  const JsonReport report(run);
-  EXPECT_EQ(report.number("/requests"), requests);
-  EXPECT_EQ(report.number("/errors_total"), 0u);
-  EXPECT_EQ(report.number("/latency_us/count"), requests);
-  EXPECT_EQ(report.number("/latency_uncorrected_us/count"), requests);
-  EXPECT_EQ(scrape_metrics(server.port()).value(metric::responses(200)), double(requests));
-  const std::chrono::nanoseconds last_slot_due((requests - 1) * 1'000'000'000 / rate_per_s);
-  EXPECT_GE(elapsed, last_slot_due) << "the client finished before its last request was due";
+  expect_paced_run(server, 1000, 1, 2000, "3s");
 }
 
 // With -p 4 the schedule paces batches of 4 at R/4 a second, so -R stays
@@ -338,22 +347,7 @@ TEST_F(ClientAgainstServer, rate_mode_sends_exactly_n_requests_on_the_schedule_a
 // last due 499/250 s after the start. A pacer that sent a batch per
 // request slot (4x the rate) would finish four times sooner.
 TEST_F(ClientAgainstServer, rate_mode_with_pipelining_paces_batches_at_the_rate_over_the_batch_size) {
-  constexpr std::uint64_t rate_per_s = 1000;
-  constexpr std::uint64_t pipeline = 4;
-  constexpr std::uint64_t requests = 2000;
-  const auto started = std::chrono::steady_clock::now();
-  const ClientRun run = run_client({"-R", std::to_string(rate_per_s), "-p", std::to_string(pipeline), "-n",
-                                    std::to_string(requests), "-d", "4s", "-c", "4", "--json", url(server, "/plaintext")});
-  const auto elapsed = std::chrono::steady_clock::now() - started;
-  ASSERT_EQ(run.exit_code, 0) << run.err;
-  const JsonReport report(run);
-  EXPECT_EQ(report.number("/requests"), requests);
-  EXPECT_EQ(report.number("/errors_total"), 0u);
-  EXPECT_EQ(report.number("/latency_us/count"), requests);
-  EXPECT_EQ(report.number("/latency_uncorrected_us/count"), requests);
-  EXPECT_EQ(scrape_metrics(server.port()).value(metric::responses(200)), double(requests));
-  const std::chrono::nanoseconds last_batch_due((requests / pipeline - 1) * 1'000'000'000 / (rate_per_s / pipeline));
-  EXPECT_GE(elapsed, last_batch_due) << "the client finished before its last batch was due";
+  expect_paced_run(server, 1000, 4, 2000, "4s");
 }
 
 TEST_F(ClientAgainstServer, hdr_out_writes_a_percentile_distribution) {

@@ -280,7 +280,8 @@ TEST(ClientThresholds, every_form_parses_and_judges) {
 TEST(ClientThresholds, malformed_ones_are_refused_with_a_reason) {
   for (const char* bad : {"", "p99", "<=5ms", "p99<=5", "p99=<5ms", "p101<1s", "pxx<1s", "latency<1ms",
                           "errors==none", "rps>=-1", "p99<=5 ms", "errors==0ms", "status_6xx==0", "status_0xx==0",
-                          "status_55x==0", "status_xx==0", "status_5xx==0ms", "status_5XX==0"}) {
+                          "status_55x==0", "status_xx==0", "status_5xx==0ms", "status_5XX==0", "rps>=inf", "p99<=nanms",
+                          "requests>=nan"}) {
     std::string error;
     EXPECT_FALSE(parse_threshold(bad, error)) << bad;
     EXPECT_FALSE(error.empty()) << bad;

@@ -347,7 +347,8 @@ TEST(HdrLogRead, a_written_log_reads_back_line_by_line) {
 
 TEST(HdrLogRead, lines_that_are_not_intervals_and_tagged_ones_are_refused) {
   for (const char* bad : {"1.0,2.0,HISTFAAAA", "x,1.0,0.1,HISTFAAAA", "1.0,-1,0.1,HISTFAAAA", "1.0,1.0,0.1,",
-                          "Tag=other,0.000,1.000,0.100,HISTFAAAA", "1.0,1.0,inf,HISTFAAAA"}) {
+                          "Tag=other,0.000,1.000,0.100,HISTFAAAA", "1.0,1.0,inf,HISTFAAAA",
+                          "nan,1.0,0.1,HISTFAAAA", "1e308,1e308,0.1,HISTFAAAA"}) {
     HdrLogRead read;
     std::string error;
     EXPECT_FALSE(read_hdr_log(std::string("#[StartTime: 1.0 (seconds since epoch)]\n") + bad + "\n", read, error))
