@@ -5,7 +5,7 @@
 # requests, then the total (and without the dynamic loader's start-up
 # share) and the top functions.
 # Usage: tools/callgrind_server.sh SERVER_BINARY [PIPELINE (16)] [REQUESTS (64000)] [PATH (/plaintext)]
-# Needs build-release/client/client (tools/bench.sh builds it).
+# Needs build-release/client/client (tools/bench.sh builds it), or CLIENT=PATH.
 # TOP=N lists N functions (12); KEEP=FILE keeps the callgrind output there
 # (for callgrind_annotate --auto=yes, line by line in a build with -g).
 set -euo pipefail
@@ -20,7 +20,7 @@ taskset -c 0 valgrind --tool=callgrind --callgrind-out-file="$out/callgrind.out"
   "$server" --address 127.0.0.1 --port "$port" --shards 1 --cpus 0 >"$out/server.out" 2>"$out/server.err" &
 pid=$!
 for _ in $(seq 1 150); do grep -q listening "$out/server.out" 2>/dev/null && break; sleep 0.2; done
-taskset -c 1 build-release/client/client -c 16 -p "$pipeline" -n "$requests" -d 120s --cpus 1 \
+taskset -c 1 "${CLIENT:-build-release/client/client}" -c 16 -p "$pipeline" -n "$requests" -d 120s --cpus 1 \
   "http://127.0.0.1:$port$path" >"$out/client.out" 2>&1 || { cat "$out/client.out"; kill -TERM "$pid"; exit 1; }
 # The counts so far (start-up and every request, not the exit) dumped now,
 # while the server still runs: a server stopped under valgrind may not
