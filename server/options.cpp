@@ -9,6 +9,7 @@
 
 #include <libpq-fe.h>
 
+#include "core/http/request_parser.hpp"
 #include "core/net/cpu.hpp"
 #include "core/text/parse_number.hpp"
 #include "ringhttp_config.hpp"
@@ -29,7 +30,9 @@ constexpr const char* usage_text =
     "  --uring LIST              [profile,]switches: profile 5.10, 5.19, 6.0, 6.1 or all (default),\n"
     "                            then no-FEATURE switches and/or sqpoll, e.g. 5.19,sqpoll\n"
     "  --send MODE               writev, sendmsg (default) or zc (IORING_OP_SENDMSG_ZC)\n"
-    "  --header-bytes-max N      request line + headers limit, 431 beyond (default 8192)\n"
+    "  --request-line-bytes-max N  request line limit (method, target, version), 414 beyond\n"
+    "                            (default 8192, at most 32768)\n"
+    "  --header-bytes-max N      request line + headers limit, 431 beyond (default 32768)\n"
     "  --body-bytes-max N        request body limit, 413 beyond (default 1048576)\n"
     "  --header-timeout-ms N     time allowed for a header section, 408 beyond (default 10000)\n"
     "  --idle-timeout-ms N       keep-alive idle time before closing (default 60000)\n"
@@ -228,6 +231,9 @@ ParseOutcome parse_options(int argc, char** argv, Options& out) {
       if (!parse_send_mode(value, out.send_mode)) {
         return fail("bad value '" + std::string(value) + "' for --send (writev, sendmsg or zc)");
       }
+    } else if (flag == "--request-line-bytes-max") {
+      ok = parse_number<std::uint32_t>(value, 256, std::uint32_t(http::RequestParser::request_line_bytes_limit),
+                                       out.request_line_bytes_max);
     } else if (flag == "--header-bytes-max") {
       ok = parse_number<std::uint32_t>(value, 256, 1 << 20, out.header_bytes_max);
     } else if (flag == "--body-bytes-max") {

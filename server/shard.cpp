@@ -52,6 +52,7 @@ Shard::Shard(const Options& options, const AppConfig& app_config, const Cors& co
       send_(send),
       counters_(counters),
       all_shards_(all_shards) {
+  limits_.request_line_bytes_max = options.request_line_bytes_max;
   limits_.header_bytes_max = options.header_bytes_max;
   limits_.body_bytes_max = options.body_bytes_max;
 }

@@ -159,11 +159,6 @@ void Shard::consume(Connection& conn, InputChunk chunk) {
       if (conn.state == ConnState::open) pause_input(conn);
       return;
     }
-    case http::RequestParser::Status::upgrade:
-      // Upgrade and CONNECT are not served: what was answered goes out, then close.
-      release_chunk(chunk);
-      begin_drain(conn);
-      return;
     case http::RequestParser::Status::error: {
       release_chunk(chunk);
       const http::ParseError error = conn.parser.error();

@@ -43,13 +43,27 @@ constexpr bool may_be_inspected(char first) {
 
 // RFC 9110 section 7.2: Host is uri-host [":" port], where uri-host is a
 // reg-name (unreserved, pct-encoded, sub-delims), an IPv4 address or an IP
-// literal in brackets. Anything else (a space inside, '/', '@', a control
-// byte) is an invalid Host value.
+// literal in brackets, and port is digits. These are the bytes of a
+// reg-name or an IPv4 address; an IP literal also has ':' (host_byte walks
+// the parts). Anything else (a space inside, '/', '@', a control byte) is
+// an invalid Host value.
 constexpr bool is_host_byte(char c) {
   if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')) return true;
   switch (c) {
     case '-': case '.': case '_': case '~': case '%': case '!': case '$': case '&': case '\'':
-    case '(': case ')': case '*': case '+': case ',': case ';': case '=': case ':': case '[': case ']':
+    case '(': case ')': case '*': case '+': case ',': case ';': case '=':
+      return true;
+    default: return false;
+  }
+}
+
+// RFC 9110 section 5.6.2: tchar, the bytes of a token (a method, a field
+// name, a transfer coding).
+constexpr bool is_tchar(char c) {
+  if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')) return true;
+  switch (c) {
+    case '!': case '#': case '$': case '%': case '&': case '\'': case '*': case '+': case '-': case '.':
+    case '^': case '_': case '`': case '|': case '~':
       return true;
     default: return false;
   }
@@ -57,9 +71,9 @@ constexpr bool is_host_byte(char c) {
 
 constexpr bool is_space_or_tab(char c) { return c == ' ' || c == '\t'; }
 
-// How many of the first bytes of [p, p + len) are letters, digits, '.',
-// ':' or '-' (what nearly every Host value is made of: a name or an
-// address, and a port), 16 at a time where SSE2 is there. Bytes up to
+// How many of the first bytes of [p, p + len) are letters, digits, '.'
+// or '-' (what nearly every Host value's name or address is made of), 16
+// at a time where SSE2 is there. Bytes up to
 // `readable_end` (at or past p + len) may be loaded; past it, never.
 std::size_t common_host_prefix(const char* p, std::size_t len, const char* readable_end) {
   assert(p + len <= readable_end);
@@ -70,7 +84,7 @@ std::size_t common_host_prefix(const char* p, std::size_t len, const char* reada
     const auto in = [&v](char lo, char hi) {
       return _mm_and_si128(_mm_cmpgt_epi8(v, _mm_set1_epi8(char(lo - 1))), _mm_cmplt_epi8(v, _mm_set1_epi8(char(hi + 1))));
     };
-    const __m128i ok = _mm_or_si128(_mm_or_si128(in('0', ':'), in('-', '.')), _mm_or_si128(in('a', 'z'), in('A', 'Z')));
+    const __m128i ok = _mm_or_si128(_mm_or_si128(in('0', '9'), in('-', '.')), _mm_or_si128(in('a', 'z'), in('A', 'Z')));
     return unsigned(_mm_movemask_epi8(ok));
   };
   while (i < len) {
@@ -112,8 +126,9 @@ const char* find_line_end(const char* p, const char* end) {
 }
 
 // Whether no two adjacent bytes of [p, end) break a framing rule, taking
-// every byte as framing: a CR followed by anything but LF, an LF followed
-// by whitespace or a colon. Body bytes can make it say no; then the scanner
+// every byte as framing: a CR followed by anything but LF, an LF not
+// preceded by a CR, an LF followed by whitespace or a colon. (An LF first
+// in the feed counts as bare here: the byte-by-byte scan then decides.) Body bytes can make it say no; then the scanner
 // checks byte by byte. One pass over the feed, 16 bytes at a time.
 bool no_adjacent_fault(const char* p, const char* end) {
 #if defined(__SSE2__)
@@ -126,7 +141,8 @@ bool no_adjacent_fault(const char* p, const char* end) {
     const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(bytes));
     const unsigned cr = unsigned(_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8('\r'))));
     const unsigned lf = unsigned(_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8('\n'))));
-    if ((((cr << 1) | carry_cr) & valid & ~lf) != 0) return false;
+    const unsigned after_cr = (cr << 1) | carry_cr;
+    if (((after_cr ^ lf) & valid) != 0) return false;  // a CR without its LF, or an LF without its CR
     const unsigned after_lf = ((lf << 1) | carry_lf) & valid;
     if (after_lf != 0) {
       const __m128i ws = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(' ')),
@@ -197,6 +213,7 @@ int status_for(ParseError error) {
     case ParseError::unsupported_transfer_coding: return 501;
     case ParseError::bad_host: return 400;
     case ParseError::unsupported_version: return 505;
+    case ParseError::unsupported_method: return 501;
     case ParseError::bad_framing: return 400;
     case ParseError::framing_too_large: return 400;
     case ParseError::count_: break;
@@ -216,6 +233,7 @@ const char* metric_name(ParseError error) {
     case ParseError::unsupported_transfer_coding: return "unsupported_transfer_coding";
     case ParseError::bad_host: return "bad_host";
     case ParseError::unsupported_version: return "unsupported_version";
+    case ParseError::unsupported_method: return "unsupported_method";
     case ParseError::bad_framing: return "bad_framing";
     case ParseError::framing_too_large: return "framing_too_large";
     case ParseError::count_: break;
@@ -245,6 +263,9 @@ RequestParser::RequestParser() { reset(Limits{}, nullptr); }
 void RequestParser::reset(const Limits& limits, RequestEvents* events) {
   llhttp_init(&llhttp_, HTTP_REQUEST, &settings());
   llhttp_.data = this;
+  // Any HTTP/d.d version is parsed; check_head answers a major version
+  // other than 1 with 505 and reads 1.2 and up as 1.1.
+  llhttp_.lenient_flags |= LENIENT_VERSION;
   events_ = events;
   limits_ = limits;
   error_ = ParseError::none;
@@ -257,12 +278,15 @@ void RequestParser::reset(const Limits& limits, RequestEvents* events) {
   line_start_ = false;
   past_headers_ = false;
   framing_run_bytes_ = 0;
+  unknown_method_ = false;
+  unknown_method_len_ = 0;
 }
 
 RequestParser::Result RequestParser::feed(const char* data, std::size_t len) {
   assert(error_ == ParseError::none);
   assert(buf_ != nullptr && "a parser is fed only with buffers lent");
   const char* const end = data + len;
+  if (unknown_method_) return scan_unknown_method(data, data, end);
   const char* pos = data;
   scan_from_ = data;
   feed_end_ = end;
@@ -285,26 +309,57 @@ RequestParser::Result RequestParser::feed(const char* data, std::size_t len) {
       continue;
     }
     if (rc == HPE_PAUSED_UPGRADE) {
-      // Upgrade and CONNECT are not served; the caller answers the request it
-      // already has and closes.
-      return {Status::upgrade, std::size_t(at - data)};
+      // An Upgrade request, answered as any other (RFC 9110 section 7.8: a
+      // server may ignore Upgrade); the connection goes on in HTTP/1.1.
+      // (CONNECT never gets here: check_head refuses it.)
+      llhttp_resume_after_upgrade(&llhttp_);
+      pos = at;
+      continue;
     }
     // llhttp (or one of our callbacks) refused a byte. A framing rule
     // broken before it is the earlier fault and is reported instead, so the
-    // verdict is the same however the input was split.
-    if (error_ == ParseError::none && scan_framing(scan_from_, at)) {
+    // verdict is the same however the input was split. A byte llhttp
+    // refused itself is a framing byte (it reads no body data), so the
+    // scanner judges it too: a bare LF is bad framing wherever it is.
+    const char* const scan_to = callback_error_ == ParseError::none && at < end ? at + 1 : at;
+    if (error_ == ParseError::none && scan_framing(scan_from_, scan_to)) {
       if (callback_error_ != ParseError::none) {
         error_ = callback_error_;
       } else if (rc == HPE_UNEXPECTED_CONTENT_LENGTH) {
         error_ = ParseError::ambiguous_length;
-      } else if (rc == HPE_INVALID_TRANSFER_ENCODING && !transfer_encoding_chunked_only_) {
-        error_ = ParseError::unsupported_transfer_coding;
+      } else if (rc == HPE_INVALID_TRANSFER_ENCODING) {
+        error_ = ParseError::ambiguous_length;  // chunked is not the last coding
+      } else if (rc == HPE_INVALID_METHOD) {
+        // Each byte llhttp took was a known method's: a token so far (the
+        // scanner counted them, after any empty lines before the request).
+        // Read on to the space (in later feeds too) to tell 501 from 400.
+        unknown_method_ = true;
+        unknown_method_len_ = framing_run_bytes_ > 0 ? 1 : 0;
+        in_message_ = true;
+        return scan_unknown_method(data, at, end);
       } else {
         error_ = ParseError::malformed;
       }
     }
     return {Status::error, std::size_t(at - data)};
   }
+}
+
+// An unknown method (RFC 9110 section 9.1): a token followed by a space is
+// 501, anything else (an empty method included) 400. One longer than the
+// request line's limit is 400 as well.
+RequestParser::Result RequestParser::scan_unknown_method(const char* data, const char* from, const char* end) {
+  for (const char* p = from; p < end; ++p) {
+    if (*p == ' ' && unknown_method_len_ > 0) {
+      error_ = ParseError::unsupported_method;
+      return {Status::error, std::size_t(p - data)};
+    }
+    if (!is_tchar(*p) || ++unknown_method_len_ > limits_.request_line_bytes_max) {
+      error_ = ParseError::malformed;
+      return {Status::error, std::size_t(p - data)};
+    }
+  }
+  return {Status::done, std::size_t(end - data)};
 }
 
 // llhttp stopped right after a header section or a request (`at`): its
@@ -355,7 +410,12 @@ inline bool RequestParser::scan_byte(char c) {
   // more of the previous line's value ("Host: a" then ": x" reads Host
   // "ax"): refused too.
   if (line_start_ && (is_space_or_tab(c) || c == ':')) return refuse(ParseError::bad_framing);
-  line_start_ = c == '\n';
+  // Every line ends in CRLF: an LF the CR branch above did not take is a
+  // bare LF, refused wherever it is (RFC 9112 section 2.2 lets a recipient
+  // take one as a line end; taking it in some places and not in others is
+  // what lets two parsers disagree on where a message ends).
+  if (c == '\n') return refuse(ParseError::bad_framing);
+  line_start_ = false;
   return true;
 }
 
@@ -408,7 +468,9 @@ int RequestParser::on_message_begin(llhttp_t* p) {
   s.headers_done_ = false;
   s.expect_continue_ = false;
   s.transfer_encoding_seen_ = false;
-  s.transfer_encoding_chunked_only_ = true;
+  s.chunked_count_ = 0;
+  s.other_coding_ = false;
+  s.last_coding_chunked_ = false;
   s.inspected_ = Inspected::other;
   s.line_ = Line::none;
   s.name_len_ = 0;
@@ -433,48 +495,78 @@ int RequestParser::on_message_begin(llhttp_t* p) {
 
 int RequestParser::on_url(llhttp_t* p, const char* at, std::size_t len) {
   RequestParser& s = self(p);
-  if (s.target_len_ + len > target_bytes_max) return s.fail(ParseError::target_too_long);
+  const std::size_t target_len = s.target_len_ + len;
+  // The request line is its method, the target and request_line_frame_bytes.
+  // The method's length is looked up only when a line could be too long
+  // even with the shortest (three bytes).
+  if (target_len + request_line_frame_bytes + 3 > s.limits_.request_line_bytes_max) {
+    const std::size_t method_len = std::strlen(llhttp_method_name(llhttp_method_t(p->method)));
+    if (target_len + request_line_frame_bytes + method_len > s.limits_.request_line_bytes_max) {
+      return s.fail(ParseError::target_too_long);
+    }
+  }
+  assert(target_len <= target_bytes_max);
   std::memcpy(s.buf_->target + s.target_len_, at, len);
-  s.target_len_ = std::uint16_t(s.target_len_ + len);
+  s.target_len_ = std::uint16_t(target_len);
   return 0;
 }
 
+// The name of the line just ended (lower case, in buf_->name unless
+// skipped) says what its value is.
 void RequestParser::classify_name() {
-  const std::string_view name(buf_->name, name_len_);
-  if (!name_skipped_ && name == "expect") {
-    inspected_ = Inspected::expect;
-  } else if (!name_skipped_ && name == "transfer-encoding") {
-    inspected_ = Inspected::transfer_encoding;
-    transfer_encoding_seen_ = true;
-  } else if (!name_skipped_ && name == "host") {
-    inspected_ = Inspected::host;
-    if (host_count_ < 2) ++host_count_;
-    host_started_ = false;
-    host_space_after_ = false;
-  } else {
-    inspected_ = Inspected::other;
-    if (!name_skipped_) {
-      for (const KeptName& k : kept_names) {
-        if (name != k.name) continue;
-        inspected_ = Inspected::kept;
-        kept_kind_ = k.kind;
-        kept_begin_ = kept_len_;
-        kept_overflow_ = false;
-        break;
-      }
-    }
-  }
+  inspected_ = Inspected::other;
   value_len_ = 0;
   value_overflow_ = false;
+  if (name_skipped_) return;
+  const std::string_view name(buf_->name, name_len_);
+  // By length first: one comparison for most names.
+  switch (name_len_) {
+    case 4:
+      if (name == "host") {
+        inspected_ = Inspected::host;
+        if (host_count_ < 2) ++host_count_;
+        host_part_ = HostPart::before;
+      }
+      return;
+    case 6:
+      if (name == "expect") {
+        inspected_ = Inspected::expect;
+        return;
+      }
+      break;
+    case 17:
+      if (name == "transfer-encoding") {
+        inspected_ = Inspected::transfer_encoding;
+        transfer_encoding_seen_ = true;
+        coding_len_ = 0;
+        coding_params_ = false;
+        coding_overflow_ = false;
+        return;
+      }
+      return;
+    case 12: case 13: case 29: case 30: break;
+    default: return;
+  }
+  for (const KeptName& k : kept_names) {
+    if (name != k.name) continue;
+    inspected_ = Inspected::kept;
+    kept_kind_ = k.kind;
+    kept_begin_ = kept_len_;
+    kept_overflow_ = false;
+    return;
+  }
 }
 
 void RequestParser::end_header_line() {
-  const std::string_view value = trim(std::string_view(buf_->value, value_len_));
-  if (inspected_ == Inspected::expect) {
+  if (inspected_ == Inspected::host) {
+    // Empty (RFC 9110 section 4.2.1: an http URI's host is never empty),
+    // an IP literal not closed, or nothing at all: not a host.
+    if (host_part_ == HostPart::before || host_part_ == HostPart::literal) host_invalid_ = true;
+  } else if (inspected_ == Inspected::expect) {
+    const std::string_view value = trim(std::string_view(buf_->value, value_len_));
     expect_continue_ = !value_overflow_ && value == "100-continue";
   } else if (inspected_ == Inspected::transfer_encoding) {
-    // Only "chunked" is supported; every other coding (or a list) is a 501.
-    if (value_overflow_ || value != "chunked") transfer_encoding_chunked_only_ = false;
+    end_transfer_coding();
   } else if (inspected_ == Inspected::kept) {
     KeptSpan& span = kept_[std::size_t(kept_kind_)];
     const std::string_view raw(buf_->kept_bytes + kept_begin_, std::size_t(kept_len_ - kept_begin_));
@@ -493,6 +585,45 @@ void RequestParser::end_header_line() {
     kept_seen_ = std::uint8_t(kept_seen_ | 1u << unsigned(kept_kind_));
   }
   inspected_ = Inspected::other;
+}
+
+// Transfer-Encoding is a list of codings, each with optional parameters,
+// over one line or several (RFC 9110 section 5.3, RFC 9112 section 6.1):
+// read one byte at a time, each coding in buf_->value, empty elements
+// skipped.
+void RequestParser::transfer_coding_byte(char c) {
+  if (c == ',') {
+    end_transfer_coding();
+    return;
+  }
+  if (coding_params_) return;  // a parameter: no coding we take has one, so it makes the coding unknown
+  if (c == ';') {
+    coding_params_ = true;
+    coding_overflow_ = true;
+    return;
+  }
+  if (is_space_or_tab(c)) {
+    // Whitespace around a coding is optional; inside one, it ends it, and
+    // a byte after it makes the coding unknown.
+    if (coding_len_ > 0) value_overflow_ = true;
+    return;
+  }
+  if (value_overflow_ || coding_len_ == inspected_value_bytes_max || !is_tchar(c)) coding_overflow_ = true;
+  if (coding_len_ < inspected_value_bytes_max) buf_->value[coding_len_++] = ascii_lower(c);
+}
+
+void RequestParser::end_transfer_coding() {
+  const std::string_view coding(buf_->value, coding_len_);
+  if (!coding.empty() || coding_params_) {
+    const bool chunked = !coding_overflow_ && coding == "chunked";
+    if (chunked && chunked_count_ < 2) ++chunked_count_;
+    other_coding_ = other_coding_ || !chunked;
+    last_coding_chunked_ = chunked;
+  }
+  coding_len_ = 0;
+  coding_params_ = false;
+  coding_overflow_ = false;
+  value_overflow_ = false;
 }
 
 int RequestParser::on_header_field(llhttp_t* p, const char* at, std::size_t len) {
@@ -532,63 +663,117 @@ int RequestParser::on_header_value(llhttp_t* p, const char* at, std::size_t len)
     s.line_ = Line::value;
     s.classify_name();
   }
-  if (s.inspected_ == Inspected::other) return 0;
-  if (s.inspected_ == Inspected::host) {
-    s.check_host_bytes(at, len);
-    return 0;
-  }
-  if (s.inspected_ == Inspected::kept) {
-    // Kept as sent (a token and an origin are case-sensitive).
-    if (s.kept_overflow_) return 0;
-    if (kept_value_bytes_max - s.kept_len_ < len) {
-      s.kept_overflow_ = true;
+  switch (s.inspected_) {
+    case Inspected::other: return 0;
+    case Inspected::host: s.check_host_bytes(at, len); return 0;
+    case Inspected::transfer_encoding:
+      for (std::size_t i = 0; i < len; ++i) s.transfer_coding_byte(at[i]);
       return 0;
-    }
-    std::memcpy(s.buf_->kept_bytes + s.kept_len_, at, len);
-    s.kept_len_ = std::uint16_t(s.kept_len_ + len);
-    return 0;
-  }
-  for (std::size_t i = 0; i < len; ++i) {
-    if (s.value_len_ == inspected_value_bytes_max) {
-      s.value_overflow_ = true;
-      break;
-    }
-    s.buf_->value[s.value_len_++] = ascii_lower(at[i]);
+    case Inspected::kept:
+      // Kept as sent (a token and an origin are case-sensitive).
+      if (s.kept_overflow_) return 0;
+      if (kept_value_bytes_max - s.kept_len_ < len) {
+        s.kept_overflow_ = true;
+        return 0;
+      }
+      std::memcpy(s.buf_->kept_bytes + s.kept_len_, at, len);
+      s.kept_len_ = std::uint16_t(s.kept_len_ + len);
+      return 0;
+    case Inspected::expect:
+      for (std::size_t i = 0; i < len; ++i) {
+        if (s.value_len_ == inspected_value_bytes_max) {
+          s.value_overflow_ = true;
+          break;
+        }
+        s.buf_->value[s.value_len_++] = ascii_lower(at[i]);
+      }
+      return 0;
   }
   return 0;
 }
 
 void RequestParser::check_host_bytes(const char* at, std::size_t len) {
   std::size_t i = 0;
-  if (!host_space_after_) {
-    i = common_host_prefix(at, len, feed_end_);  // the whole value, usually
+  if (host_part_ == HostPart::before || host_part_ == HostPart::name) {
+    // The name or address, usually all of it at once.
+    i = common_host_prefix(at, len, feed_end_);
     while (i < len && host_bytes[std::uint8_t(at[i])]) ++i;
-    host_started_ = host_started_ || i > 0;
+    if (i > 0) host_part_ = HostPart::name;
   }
-  for (; i < len; ++i) {
-    const char c = at[i];
-    if (host_bytes[std::uint8_t(c)] && !host_space_after_) {
-      host_started_ = true;
-    } else if (is_space_or_tab(c)) {
-      host_space_after_ = host_started_;
-    } else {
-      host_invalid_ = true;  // a byte no host has, or anything after inner whitespace
-    }
+  for (; i < len; ++i) host_byte(at[i]);
+}
+
+// One byte of a Host value, past the name's common bytes: the parts of
+// uri-host [":" port] in turn, whitespace allowed around them.
+void RequestParser::host_byte(char c) {
+  const bool space = is_space_or_tab(c);
+  switch (host_part_) {
+    case HostPart::before:
+      if (space) return;
+      if (c == '[') {
+        host_part_ = HostPart::literal;
+        return;
+      }
+      host_part_ = HostPart::name;
+      host_invalid_ = host_invalid_ || !host_bytes[std::uint8_t(c)];
+      return;
+    case HostPart::name:
+      if (c == ':') {
+        host_part_ = HostPart::port;
+      } else if (space) {
+        host_part_ = HostPart::after;
+      } else {
+        host_invalid_ = host_invalid_ || !host_bytes[std::uint8_t(c)];
+      }
+      return;
+    case HostPart::literal:
+      // An IPv6 address (or IPvFuture): hex digits, ':' and '.', or a
+      // future form's unreserved and sub-delims bytes.
+      if (c == ']') {
+        host_part_ = HostPart::literal_end;
+      } else {
+        host_invalid_ = host_invalid_ || !(c == ':' || host_bytes[std::uint8_t(c)]);
+      }
+      return;
+    case HostPart::literal_end:
+      if (c == ':') {
+        host_part_ = HostPart::port;
+      } else {
+        host_part_ = HostPart::after;
+        host_invalid_ = host_invalid_ || !space;
+      }
+      return;
+    case HostPart::port:
+      if (space) {
+        host_part_ = HostPart::after;
+      } else {
+        host_invalid_ = host_invalid_ || c < '0' || c > '9';
+      }
+      return;
+    case HostPart::after:
+      host_invalid_ = host_invalid_ || !space;
+      return;
   }
 }
 
 // What RFC 9112 requires of a request llhttp 8.1 accepted: an HTTP/1 major
-// version (section 2.3), one valid Host in HTTP/1.1 (section 3.2), a
-// request target in origin, absolute or asterisk form (section 3.2).
+// version (section 2.3), one valid Host in HTTP/1.1 and up (section 3.2), a
+// request target in origin, absolute or asterisk form (section 3.2), with
+// no fragment (section 3.2.1) and, in absolute form, no userinfo (RFC 9110
+// section 4.2.4). CONNECT is not served: this is no proxy.
 ParseError RequestParser::check_head(const llhttp_t* p) {
   if (p->http_major != 1) return ParseError::unsupported_version;
   if (host_count_ > 1 || host_invalid_) return ParseError::bad_host;
   if (host_count_ == 0 && p->http_minor >= 1) return ParseError::bad_host;
-  if (p->method == HTTP_CONNECT) return ParseError::none;  // authority form; refused as an upgrade
+  if (p->method == HTTP_CONNECT) return ParseError::unsupported_method;
   const std::string_view target(buf_->target, target_len_);
+  if (target.find('#') != std::string_view::npos) return ParseError::malformed;
   if (target == "*") return p->method == HTTP_OPTIONS ? ParseError::none : ParseError::malformed;
   if (!target.empty() && target.front() == '/') return ParseError::none;
-  if (absolute_form_prefix(target) == 0) return ParseError::malformed;
+  const std::size_t authority = absolute_form_prefix(target);
+  if (authority == 0) return ParseError::malformed;
+  const std::string_view rest = target.substr(authority);
+  if (rest.substr(0, rest.find_first_of("/?")).find('@') != std::string_view::npos) return ParseError::malformed;
   normalize_target();
   return ParseError::none;
 }
@@ -625,8 +810,13 @@ int RequestParser::on_headers_complete(llhttp_t* p) {
   const bool chunked = (p->flags & F_CHUNKED) != 0;
   // Both framings at once is the classic request-smuggling vector: refuse.
   if (has_length && s.transfer_encoding_seen_) return s.fail(ParseError::ambiguous_length);
-  if (s.transfer_encoding_seen_ && !s.transfer_encoding_chunked_only_) {
-    return s.fail(ParseError::unsupported_transfer_coding);
+  if (s.transfer_encoding_seen_) {
+    // RFC 9112 section 6.3: unless chunked is the last coding, the body's
+    // length cannot be known (400); chunked twice is refused as well
+    // (section 7: a sender never applies it twice). Only chunked is
+    // supported (501 for any other coding before it).
+    if (!s.last_coding_chunked_ || s.chunked_count_ > 1) return s.fail(ParseError::ambiguous_length);
+    if (s.other_coding_) return s.fail(ParseError::unsupported_transfer_coding);
   }
   if (const ParseError e = s.check_head(p); e != ParseError::none) return s.fail(e);
   if (has_length && p->content_length > s.limits_.body_bytes_max) return s.fail(ParseError::body_too_large);
@@ -635,7 +825,7 @@ int RequestParser::on_headers_complete(llhttp_t* p) {
   head.method = method_of(p->method);
   head.target = std::string_view(s.buf_->target, s.target_len_);
   head.version_major = p->http_major;
-  head.version_minor = p->http_minor;
+  head.version_minor = p->http_minor == 0 ? 0 : 1;
   // llhttp_should_keep_alive() without its response-only half (a request
   // never needs the connection's end to delimit its body), inlined: HTTP/1.1
   // keeps alive unless told to close, HTTP/1.0 only when asked. An HTTP/1.0
@@ -646,7 +836,9 @@ int RequestParser::on_headers_complete(llhttp_t* p) {
   head.keep_alive = !http10 ? (p->flags & F_CONNECTION_CLOSE) == 0
                             : (p->flags & F_CONNECTION_KEEP_ALIVE) != 0 && !s.transfer_encoding_seen_;
   head.has_body = (has_length && p->content_length > 0) || chunked;
-  head.expect_continue = s.expect_continue_ && head.has_body;
+  // An HTTP/1.0 client's expectation is ignored (RFC 9110 section 10.1.1):
+  // it gets no 1xx (section 15.2).
+  head.expect_continue = s.expect_continue_ && head.has_body && !http10;
   if (s.kept_seen_ == 0) {
     static constexpr HeaderValue none[kept_header_kinds]{};
     std::copy(std::begin(none), std::end(none), head.kept);  // the usual request: one block copy

@@ -2,17 +2,18 @@
 // HTTP/1.1 request parsing over llhttp: pure, bytes in and events out, no
 // sockets.
 //
-// Strict where llhttp 8.1 (Debian's) is lenient. Its generated parser skips
-// the byte after a CR without looking at it, so `\r\n\rX` ends a header
-// section, a chunk-size line may end in `\rX`, and the two bytes after chunk
-// data are never checked: each lets a second, smuggled request through. So
-// every framing byte (all but body data: request line, header section,
-// chunk-size lines and trailers) passes a small scanner of our own as well:
-// a CR must be followed by LF, chunk data must be followed by exactly CRLF,
-// no line may start with whitespace (obsolete folding), and every framing
-// byte counts against the header limit. A request's events are delivered
-// only once the scanner has seen every byte up to its end (llhttp is paused
-// there), so no request is answered whose framing was not checked.
+// Strict where llhttp 8.1 (Debian's) is lenient. It is built in its strict
+// mode (subprojects/llhttp: field names are tokens, a space included; no raw
+// non-ASCII byte or tab in a target), and every framing byte (all but body
+// data: request line, header section, chunk-size lines and trailers) passes
+// a small scanner of our own as well, since even strict llhttp 8.1 takes a
+// bare LF in some places and not others: every line ends in CRLF (a CR must
+// be followed by LF, an LF preceded by CR), chunk data is followed by
+// exactly CRLF, no line may start with whitespace (obsolete folding) or a
+// colon, and every framing byte counts against the header limit. A
+// request's events are delivered only once the scanner has seen every byte
+// up to its end (llhttp is paused there), so no request is answered whose
+// framing was not checked.
 //
 // Input may arrive split at any byte; the parser keeps what it must (the
 // request target, bounded) and nothing else, so the caller may recycle each
@@ -36,13 +37,16 @@ namespace ringhttp::http {
 enum class ParseError : std::uint8_t {
   none = 0,
   malformed,                    // 400: not HTTP/1.x (whitespace before a header's colon included)
-  ambiguous_length,             // 400: Content-Length with Transfer-Encoding, or two Content-Lengths
-  target_too_long,              // 414: request target over target_bytes_max
+  ambiguous_length,             // 400: Content-Length with Transfer-Encoding, two Content-Lengths, or
+                                //      a Transfer-Encoding whose last coding is not chunked or that
+                                //      has chunked twice (RFC 9112 section 6.3)
+  target_too_long,              // 414: request line over Limits::request_line_bytes_max
   header_too_large,             // 431: header section over the limit
   body_too_large,               // 413: body over the limit
   unsupported_transfer_coding,  // 501: a transfer coding other than chunked
   bad_host,                     // 400: HTTP/1.1 without Host, two Hosts, or a Host that is not a host[:port]
   unsupported_version,          // 505: an HTTP major version other than 1
+  unsupported_method,           // 501: CONNECT (this is no proxy), or a method token llhttp does not know
   bad_framing,                  // 400: a CR not followed by LF, chunk data not ended by CRLF, a folded line
   framing_too_large,            // 400: a chunk-size line (extensions included) or trailers over the header limit
   count_,
@@ -81,9 +85,9 @@ struct RequestHead {
   std::uint8_t llhttp_method = 0;  // llhttp_method_t, for method_name()
   std::string_view target;         // path and query, valid during the callback only
   std::uint8_t version_major = 1;
-  std::uint8_t version_minor = 1;
+  std::uint8_t version_minor = 1;  // 0 or 1: a higher minor version is read as 1 (RFC 9110 section 2.5)
   bool keep_alive = true;        // after Connection: and the version's default
-  bool expect_continue = false;  // Expect: 100-continue with a body to come
+  bool expect_continue = false;  // Expect: 100-continue with a body to come, from an HTTP/1.1 client
   bool has_body = false;
   HeaderValue kept[kept_header_kinds];
   // The body when it is at most body_kept_bytes_max; followed by at least
@@ -112,9 +116,14 @@ class RequestEvents {
 class RequestParser {
  public:
   struct Buffers;
-  // The request target is kept in the parser (it may arrive split), so it
-  // has its own bound, well below any sensible header limit.
-  static constexpr std::size_t target_bytes_max = 2048;
+  // The request target is kept in the parser (it may arrive split), so the
+  // request line has its own limit (Limits::request_line_bytes_max), at
+  // most this. Lent buffers are touched only as far as targets reach.
+  static constexpr std::size_t request_line_bytes_limit = 32768;
+  // What a request line holds besides its target: two spaces, "HTTP/1.1"
+  // and CRLF (the method apart).
+  static constexpr std::size_t request_line_frame_bytes = 12;
+  static constexpr std::size_t target_bytes_max = request_line_bytes_limit - request_line_frame_bytes;
   // Short header values the parser inspects itself (Expect,
   // Transfer-Encoding); anything longer is not a value we accept.
   static constexpr std::size_t inspected_value_bytes_max = 32;
@@ -131,11 +140,17 @@ class RequestParser {
   static constexpr std::size_t body_padding_bytes = 64;
 
   struct Limits {
-    std::size_t header_bytes_max = 8192;
+    // RFC 9112 section 3 recommends at least 8,000 octets; nginx's default
+    // large buffer, 8 KiB, holds one line.
+    std::size_t request_line_bytes_max = 8192;
+    // The header section, request line included; nginx: 4 such buffers.
+    std::size_t header_bytes_max = 32768;
     std::uint64_t body_bytes_max = 1 << 20;
   };
 
-  enum class Status : std::uint8_t { done, paused, error, upgrade };
+  // Upgrade is not served but ignored (RFC 9110 section 7.8): the
+  // connection goes on as HTTP/1.1.
+  enum class Status : std::uint8_t { done, paused, error };
   struct Result {
     Status status;
     std::size_t consumed;  // bytes of the input the parser has taken
@@ -180,6 +195,8 @@ class RequestParser {
   // value starts and a value end when the next name (or the blank line)
   // starts, without a callback per completion.
   enum class Inspected : std::uint8_t { other, expect, transfer_encoding, host, kept };
+  // Where a Host value is (RFC 9110 section 7.2: uri-host [":" port]).
+  enum class HostPart : std::uint8_t { before, name, literal, literal_end, port, after };
   enum class Line : std::uint8_t { none, name, value };
 
   static int on_message_begin(llhttp_t* p);
@@ -207,6 +224,10 @@ class RequestParser {
   void end_header_line();
   void classify_name();
   void check_host_bytes(const char* at, std::size_t len);
+  void host_byte(char c);
+  void transfer_coding_byte(char c);
+  void end_transfer_coding();
+  Result scan_unknown_method(const char* data, const char* from, const char* end);
   bool scan_byte(char c);
   ParseError check_head(const llhttp_t* p);
   void normalize_target();
@@ -225,7 +246,13 @@ class RequestParser {
   bool headers_done_ = false;
   bool expect_continue_ = false;
   bool transfer_encoding_seen_ = false;
-  bool transfer_encoding_chunked_only_ = true;
+  // The codings of every Transfer-Encoding line, in order, as a list.
+  std::uint8_t chunked_count_ = 0;   // times "chunked" appears (saturates at 2)
+  bool other_coding_ = false;        // a coding other than chunked appears
+  bool last_coding_chunked_ = false; // the last coding so far is chunked
+  bool coding_params_ = false;       // in a coding's parameters (after ';'): skipped
+  std::uint8_t coding_len_ = 0;      // bytes of the current coding in buf_->value (lower case)
+  bool coding_overflow_ = false;     // the current coding is longer than any we know
   Inspected inspected_ = Inspected::other;
   Line line_ = Line::none;
   bool name_skipped_ = false;  // the name cannot be an inspected one
@@ -250,8 +277,9 @@ class RequestParser {
   char name_last_ = 0;          // the last byte of the current header name
   std::uint8_t host_count_ = 0;  // Host lines in this request (saturates at 2)
   bool host_invalid_ = false;
-  bool host_started_ = false;    // a non-whitespace byte of the Host value seen
-  bool host_space_after_ = false;  // whitespace after it: only trailing whitespace may follow
+  HostPart host_part_ = HostPart::before;
+  bool unknown_method_ = false;  // reading an unknown method to its end (llhttp gave up)
+  std::uint16_t unknown_method_len_ = 0;  // its bytes so far, at most the request line's limit
   std::uint64_t chunk_left_ = 0;  // data bytes of the current chunk not yet seen
   Pending pending_ = Pending::none;
   // The framing scanner (see the top of this file). Its state carries over
@@ -278,7 +306,7 @@ struct RequestParser::Buffers {
   RequestHead head;  // built once the header section is complete
   char name[inspected_name_bytes_max];
   char value[inspected_value_bytes_max];
-  char target[target_bytes_max];
+  char target[target_bytes_max];  // touched only as far as targets reach
   char kept_bytes[kept_value_bytes_max];
   char body[body_kept_bytes_max + body_padding_bytes];
 };

@@ -115,7 +115,11 @@ App::App(const AppConfig& config, const Cors& cors, ShardCounters& counters)
   add(get_head, "/db/users/:id", &db_user, {});
   add(post, "/db/users", &db_insert, {});
   if (config.metrics_route) add(get_head, "/metrics", &metrics, {});
-  // Each path's Allow line names every method any route on it takes.
+  // Each path's Allow line names every method any route on it takes;
+  // OPTIONS * (the server as a whole) every method of every route.
+  std::uint8_t all_methods = 0;
+  for (const Route& r : routes_) all_methods |= r.methods;
+  server_allow_block_ = allow_line(all_methods);
   for (Route& r : routes_) {
     std::uint8_t methods = 0;
     for (const Route& other : routes_) {
@@ -160,6 +164,13 @@ void App::handle(const Request& request, Reply& reply) {
     return;
   }
   if (on_path == nullptr) {
+    if (request.path == "*") {
+      // OPTIONS * (the parser lets "*" through with OPTIONS only): about
+      // the server as a whole (RFC 9110 section 9.3.7).
+      reply.add_header_block(server_allow_block_);
+      reply.no_content(204, heads::no_content);
+      return;
+    }
     const auto error = heads::error_response(404);
     reply.fixed(404, error.head, error.body);
     return;

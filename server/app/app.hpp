@@ -121,6 +121,7 @@ class App {
   const Cors& cors_;
   ShardCounters& counters_;
   std::vector<Route> routes_;
+  std::string server_allow_block_;  // every method any route takes, for OPTIONS *
   RateLimiter limiter_;
   std::string rate_policy_block_;  // RateLimit-Policy and RateLimit-Limit, fixed by the policy
   json::EchoBodyParser echo_parser_;

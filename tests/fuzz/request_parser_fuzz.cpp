@@ -87,7 +87,6 @@ Outcome run(const std::string& input, const std::vector<std::size_t>& splits, bo
         out.error = parser.error();
         return out;
       }
-      if (r.status == RequestParser::Status::upgrade) return out;
       off += r.consumed;
       if (r.status == RequestParser::Status::done) break;
     }

@@ -41,7 +41,7 @@ class BadInput : public testing::Test {
   }
 };
 
-TEST_F(BadInput, garbage_request_line_is_400) { expect_rejected("hello there\r\n\r\n", 400, "malformed"); }
+TEST_F(BadInput, garbage_request_line_is_400) { expect_rejected("(hello) there\r\n\r\n", 400, "malformed"); }
 
 TEST_F(BadInput, bad_http_version_is_400) {
   expect_rejected("GET /plaintext HTTP/1.x\r\nHost: x\r\n\r\n", 400, "malformed");
@@ -81,13 +81,14 @@ TEST_F(BadInput, chunked_body_over_the_limit_is_413) {
 }
 
 TEST_F(BadInput, transfer_coding_other_than_chunked_is_501) {
-  expect_rejected(request("POST", "/json", "Transfer-Encoding: gzip\r\n", "abc"), 501, "unsupported_transfer_coding");
+  expect_rejected(request("POST", "/json", "Transfer-Encoding: gzip, chunked\r\n", "3\r\nabc\r\n0\r\n\r\n"), 501,
+                  "unsupported_transfer_coding");
 }
 
-// The target has its own bound (2 KiB, below the header limit here): 414,
-// closed, counted, and the next connection served.
-TEST(BadTarget, a_target_over_2_kib_is_414) {
-  ServerProcess server({"--shards", "1", "--header-bytes-max", "8192"});
+// The request line has its own bound (--request-line-bytes-max, below the
+// header limit): 414, closed, counted, and the next connection served.
+TEST(BadTarget, a_request_line_over_its_limit_is_414) {
+  ServerProcess server({"--shards", "1", "--request-line-bytes-max", "2048"});
   Connection connection(server.port());
   connection.send_all(get("/" + std::string(3000, 't')));
   const Response response = connection.read_response();

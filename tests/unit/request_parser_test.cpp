@@ -150,7 +150,7 @@ struct BadCase {
 };
 
 TEST(RequestParser, each_bad_input_maps_to_its_error_and_status) {
-  const std::string big_header = "GET / HTTP/1.1\r\nHost: a\r\nX: " + std::string(9000, 'a') + "\r\n\r\n";
+  const std::string big_header = "GET / HTTP/1.1\r\nHost: a\r\nX: " + std::string(40000, 'a') + "\r\n\r\n";
   const std::vector<BadCase> cases = {
       {"malformed", "GARBAGE\r\n\r\n", ParseError::malformed},
       {"bad version", "GET / HTTP/x\r\n\r\n", ParseError::malformed},
@@ -160,12 +160,20 @@ TEST(RequestParser, each_bad_input_maps_to_its_error_and_status) {
        ParseError::ambiguous_length},
       {"two lengths", "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\n",
        ParseError::ambiguous_length},
-      {"gzip", "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: gzip\r\n\r\n", ParseError::unsupported_transfer_coding},
+      {"gzip", "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: gzip\r\n\r\n", ParseError::ambiguous_length},
+      {"chunked twice", "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked, chunked\r\n\r\n",
+       ParseError::ambiguous_length},
+      {"unknown method", "FOO / HTTP/1.1\r\nHost: a\r\n\r\n", ParseError::unsupported_method},
+      {"connect", "CONNECT a:443 HTTP/1.1\r\nHost: a:443\r\n\r\n", ParseError::unsupported_method},
+      {"http/2.0", "GET / HTTP/2.0\r\nHost: a\r\n\r\n", ParseError::unsupported_version},
+      {"bare lf", "GET / HTTP/1.1\r\nHost: a\n\r\n", ParseError::bad_framing},
+      {"space in a name", "GET / HTTP/1.1\r\nHost: a\r\nFoo Bar: b\r\n\r\n", ParseError::malformed},
+      {"empty host", "GET / HTTP/1.1\r\nHost:\r\n\r\n", ParseError::bad_host},
       {"gzip, chunked", "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: gzip, chunked\r\n\r\n",
        ParseError::unsupported_transfer_coding},
       {"header too large", big_header, ParseError::header_too_large},
       {"body too large", "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 2000000\r\n\r\n", ParseError::body_too_large},
-      {"target too long", "GET /" + std::string(3000, 'a') + " HTTP/1.1\r\nHost: a\r\n\r\n", ParseError::target_too_long},
+      {"target too long", "GET /" + std::string(9000, 'a') + " HTTP/1.1\r\nHost: a\r\n\r\n", ParseError::target_too_long},
   };
   for (const BadCase& c : cases) {
     for (std::size_t step : {std::size_t(1), std::size_t(3), c.input.size()}) {
@@ -352,7 +360,35 @@ TEST(StrictFraming, a_cr_ending_the_header_section_must_be_followed_by_lf) {
 // LF (it checks the version there), so this one is malformed either way.
 TEST(StrictFraming, a_cr_in_the_request_line_must_be_followed_by_lf) {
   expect_refused_at_every_split("GET /ok HTTP/1.1\r\nHost: a\r\n\r\nGET /a HTTP/1.1\rXHost: a\r\n\r\n",
-                                ParseError::malformed, 1);
+                                ParseError::bad_framing, 1);
+}
+
+// One rule wherever a line ends: CRLF, never a bare LF (RFC 9112 section
+// 2.2 lets a recipient take one; taking it in some places only is what
+// lets two parsers disagree on where a message ends). Each place, after a
+// request that is served, at every split.
+TEST(StrictFraming, a_bare_lf_is_refused_wherever_a_line_ends) {
+  const std::string ok = "GET /ok HTTP/1.1\r\nHost: a\r\n\r\n";
+  const std::string chunked = "POST /a HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n";
+  for (const std::string& bad : {
+           std::string("\nGET /a HTTP/1.1\r\nHost: a\r\n\r\n"),    // before the request line
+           std::string("GET /a HTTP/1.1\nHost: a\r\n\r\n"),          // after the request line
+           std::string("GET /a HTTP/1.1\r\nHost: a\nX: y\r\n\r\n"),  // after a header line
+           std::string("GET /a HTTP/1.1\r\nHost: a\r\n\n"),          // as the blank line
+           chunked + "5\nhello\r\n0\r\n\r\n",                       // after a chunk size
+           chunked + "5\r\nhello\n0\r\n\r\n",                       // after chunk data
+           chunked + "0\n\r\n",                                     // after the last chunk
+           chunked + "0\r\nX: y\n\r\n",                              // after a trailer
+           chunked + "0\r\nX: y\r\n\n",                              // as the blank line after trailers
+           chunked + "0\r\n\n",                                     // as the blank line, no trailers
+       }) {
+    expect_refused_at_every_split(ok + bad + smuggled, ParseError::bad_framing, 1);
+  }
+  // One empty line (CRLF) before a request line is still taken (RFC 9112
+  // section 2.2).
+  Parsed p;
+  EXPECT_NE(p.feed_all(ok + "\r\n" + ok, 1), RequestParser::Status::error);
+  EXPECT_EQ(p.events.seen.size(), 2u);
 }
 
 TEST(StrictFraming, chunk_data_must_end_in_exactly_crlf) {
@@ -410,8 +446,13 @@ TEST(Rfc9112, http11_needs_exactly_one_valid_host) {
   expect_refused_at_every_split("GET /a HTTP/1.1\r\nHost: a b\r\n\r\n", ParseError::bad_host, 0);
   expect_refused_at_every_split("GET /a HTTP/1.1\r\nHost: a/b\r\n\r\n", ParseError::bad_host, 0);
   expect_refused_at_every_split("GET /a HTTP/1.0\r\nHost: a\r\nHost: a\r\n\r\n", ParseError::bad_host, 0);
-  for (const char* ok : {"GET / HTTP/1.0\r\n\r\n", "GET / HTTP/1.1\r\nHost:\r\n\r\n",
-                         "GET / HTTP/1.1\r\nHost:  [::1]:8080 \r\n\r\n", "GET / HTTP/1.1\r\nHost: a.b-c_d~e:1\r\n\r\n"}) {
+  // Empty (an http URI's host never is), or not uri-host [":" port].
+  for (const char* bad : {"", " ", "a:b", "a:80:80", "::1", "[::1", "[::1]x", "a:8 0", "[a]b]", ":80", "a[b]"}) {
+    expect_refused_at_every_split(std::string("GET /a HTTP/1.1\r\nHost: ") + bad + "\r\n\r\n", ParseError::bad_host, 0);
+  }
+  for (const char* ok : {"GET / HTTP/1.0\r\n\r\n", "GET / HTTP/1.1\r\nHost: a:\r\n\r\n",
+                         "GET / HTTP/1.1\r\nHost:  [::1]:8080 \r\n\r\n", "GET / HTTP/1.1\r\nHost: a.b-c_d~e:1\r\n\r\n",
+                         "GET / HTTP/1.1\r\nHost: [v1.x:y]\r\n\r\n", "GET / HTTP/1.1\r\nHost: 127.0.0.1:65535\r\n\r\n"}) {
     Parsed p;
     EXPECT_NE(p.feed_all(ok, 1), RequestParser::Status::error) << ok;
     EXPECT_EQ(p.events.seen.size(), 1u) << ok;
@@ -420,13 +461,15 @@ TEST(Rfc9112, http11_needs_exactly_one_valid_host) {
 
 // Every byte value, at the start, middle and end of a Host value long
 // enough for the parser's 16-byte path and short enough for its byte path:
-// accepted exactly when RFC 3986 lets a host[:port] have it.
+// accepted exactly when RFC 3986 lets a reg-name have it (':', '[' and ']'
+// separate a port and bracket an IP literal: the test above).
 TEST(Rfc9112, every_byte_value_in_a_host_is_judged_by_the_rfc) {
-  const std::string allowed_specials = "-._~%!$&'()*+,;=:[]";
+  const std::string allowed_specials = "-._~%!$&'()*+,;=";
   for (int b = 0; b < 256; ++b) {
     const char c = char(b);
     const bool allowed = std::isalnum(b) != 0 || allowed_specials.find(c) != std::string::npos;
     if (c == '\r' || c == '\n' || c == ' ' || c == '\t') continue;  // line ends and whitespace: other tests
+    if (c == ':' || c == '[' || c == ']') continue;
     std::vector<std::string> hosts(6);
     hosts[0].push_back(c);
     hosts[1].append("a").push_back(c);
