@@ -42,11 +42,9 @@ bool Shard::on_request(Connection& conn, const http::RequestHead& head) {
   assert(!conn.output->out.full());
   PendingResponse& r = conn.output->out.push();
   r.reset();
-  const std::string_view target = head.target;
-  const size_t q = target.find('?');
   const Request request{head,
-                        target.substr(0, q),
-                        q == std::string_view::npos ? std::string_view() : target.substr(q + 1),
+                        head.path,
+                        head.query,
                         conn.peer,
                         now_ms_,
                         wall_s_,

@@ -19,16 +19,17 @@ mkdir -p "$out/corpus/request_parser" "$out/corpus/echo_body" "$out/corpus/jwt"
 flags=(-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -D_GNU_SOURCE)
 
 # llhttp's C sources (Debian's node-llhttp), compiled once.
+# llhttp in strict mode, as subprojects/llhttp builds it.
 for c in api http llhttp; do
-  if [[ ! -f "$out/llhttp_$c.o" ]]; then
-    clang -g -O1 -fsanitize=fuzzer-no-link,address,undefined -w -I/usr/share/include/llhttp \
-      -c "/usr/share/llhttp/$c.c" -o "$out/llhttp_$c.o"
+  if [[ ! -f "$out/llhttp_strict_$c.o" ]]; then
+    clang -g -O1 -fsanitize=fuzzer-no-link,address,undefined -w -DLLHTTP_STRICT_MODE=1 -I/usr/share/include/llhttp \
+      -c "/usr/share/llhttp/$c.c" -o "$out/llhttp_strict_$c.o"
   fi
 done
 
 clang++ -std=c++20 "${flags[@]}" -I. -isystem /usr/share/include/llhttp \
   tests/fuzz/request_parser_fuzz.cpp core/http/request_parser.cpp \
-  "$out"/llhttp_*.o -o "$out/request_parser_fuzz"
+  "$out"/llhttp_strict_*.o -o "$out/request_parser_fuzz"
 
 # A few valid requests as seeds, so the fuzzer starts from real HTTP.
 seed() { printf '%b' "$2" > "$out/corpus/request_parser/$1"; }

@@ -108,6 +108,31 @@ std::size_t common_host_prefix(const char* p, std::size_t len, const char* reada
   return i;
 }
 
+// Where the query of a target starts (its '?'), or its size; `fragment`
+// is set when it has a '#'. Bytes up to `capacity` may be loaded (the
+// parser's own buffer): 16 at a time where SSE2 is there, past the target
+// masked off.
+std::size_t split_target(const char* t, std::size_t len, std::size_t capacity, bool& fragment) {
+  assert(len <= capacity);
+  std::size_t query = len;
+  std::size_t i = 0;
+#if defined(__SSE2__)
+  for (; i < len && capacity - i >= 16; i += 16) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(t + i));
+    const unsigned valid = len - i >= 16 ? 0xffffu : (1u << (len - i)) - 1;
+    const unsigned hash = unsigned(_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8('#')))) & valid;
+    const unsigned mark = unsigned(_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8('?')))) & valid;
+    if (hash != 0) fragment = true;
+    if (mark != 0 && query == len) query = i + std::size_t(__builtin_ctz(mark));
+  }
+#endif
+  for (; i < len; ++i) {
+    if (t[i] == '#') fragment = true;
+    if (t[i] == '?' && query == len) query = i;
+  }
+  return query;
+}
+
 // The first CR or LF in [p, end), or end: 16 bytes at a time where SSE2 is
 // there (every x86-64), never reading outside the range.
 const char* find_line_end(const char* p, const char* end) {
@@ -695,10 +720,15 @@ int RequestParser::on_header_value(llhttp_t* p, const char* at, std::size_t len)
 void RequestParser::check_host_bytes(const char* at, std::size_t len) {
   std::size_t i = 0;
   if (host_part_ == HostPart::before || host_part_ == HostPart::name) {
-    // The name or address, usually all of it at once.
+    // The name or address, usually all of it at once, then its port.
     i = common_host_prefix(at, len, feed_end_);
     while (i < len && host_bytes[std::uint8_t(at[i])]) ++i;
     if (i > 0) host_part_ = HostPart::name;
+    if (i < len && at[i] == ':' && host_part_ == HostPart::name) {
+      host_part_ = HostPart::port;
+      ++i;
+      while (i < len && unsigned(at[i] - '0') < 10) ++i;
+    }
   }
   for (; i < len; ++i) host_byte(at[i]);
 }
@@ -767,7 +797,6 @@ ParseError RequestParser::check_head(const llhttp_t* p) {
   if (host_count_ == 0 && p->http_minor >= 1) return ParseError::bad_host;
   if (p->method == HTTP_CONNECT) return ParseError::unsupported_method;
   const std::string_view target(buf_->target, target_len_);
-  if (target.find('#') != std::string_view::npos) return ParseError::malformed;
   if (target == "*") return p->method == HTTP_OPTIONS ? ParseError::none : ParseError::malformed;
   if (!target.empty() && target.front() == '/') return ParseError::none;
   const std::size_t authority = absolute_form_prefix(target);
@@ -820,10 +849,16 @@ int RequestParser::on_headers_complete(llhttp_t* p) {
   }
   if (const ParseError e = s.check_head(p); e != ParseError::none) return s.fail(e);
   if (has_length && p->content_length > s.limits_.body_bytes_max) return s.fail(ParseError::body_too_large);
+  // A target has no fragment (RFC 9112 section 3.2: a client sends none).
+  bool fragment = false;
+  const std::size_t query = split_target(s.buf_->target, s.target_len_, target_bytes_max, fragment);
+  if (fragment) return s.fail(ParseError::malformed);
   RequestHead& head = s.buf_->head;
   head.llhttp_method = p->method;
   head.method = method_of(p->method);
   head.target = std::string_view(s.buf_->target, s.target_len_);
+  head.path = head.target.substr(0, query);
+  head.query = query < head.target.size() ? head.target.substr(query + 1) : std::string_view();
   head.version_major = p->http_major;
   head.version_minor = p->http_minor == 0 ? 0 : 1;
   // llhttp_should_keep_alive() without its response-only half (a request

@@ -84,6 +84,8 @@ struct RequestHead {
   Method method = Method::other;
   std::uint8_t llhttp_method = 0;  // llhttp_method_t, for method_name()
   std::string_view target;         // path and query, valid during the callback only
+  std::string_view path;           // the target up to its '?'
+  std::string_view query;          // after the '?' (empty when there is none)
   std::uint8_t version_major = 1;
   std::uint8_t version_minor = 1;  // 0 or 1: a higher minor version is read as 1 (RFC 9110 section 2.5)
   bool keep_alive = true;        // after Connection: and the version's default

@@ -464,7 +464,8 @@ class Builder {
         append("\r\n\r\n");
         return refuse(r, 431, "header_too_large");
       case Kind::unsupported_coding: {
-        static constexpr std::array<std::string_view, 3> codings{"gzip", "gzip, chunked", "deflate"};
+        // A coding before chunked (chunked not last is 400: ambiguous_length).
+        static constexpr std::array<std::string_view, 3> codings{"gzip, chunked", "deflate, chunked", "gzip,chunked"};
         append("POST /echo HTTP/1.1\r\n" + std::string(host_line) +
                "Content-Type: application/json\r\nTransfer-Encoding: " + std::string(codings[rng_.below(3)]) +
                "\r\n\r\n");
@@ -472,7 +473,7 @@ class Builder {
       }
       case Kind::garbage: {
         static constexpr std::array<std::string_view, 4> forms{
-            "BREW /pot HTTP/1.1\r\n\r\n",
+            "(BREW) /pot HTTP/1.1\r\n\r\n",  // not a token (BREW alone would be a 501)
             "GET /plaintext HTTP/1.1 junk\r\n\r\n",
             "\x01\x02\x03\x04\r\n\r\n",
             "GET /plaintext HTTP/1.1\r\nHost: localhost\r\nNo colon here\r\n\r\n",

@@ -51,7 +51,7 @@ enum class Kind : std::uint8_t {
   http10,            // HTTP/1.0 without keep-alive
   // Refused with a defined status, then the server closes.
   header_too_large,        // 431: a header section over --header-bytes-max
-  unsupported_coding,      // 501: Transfer-Encoding other than chunked
+  unsupported_coding,      // 501: a Transfer-Encoding coding before chunked
   garbage,                 // 400: not HTTP/1.x
   ambiguous_length,        // 400: Content-Length with Transfer-Encoding, or two lengths
   body_too_large,          // 413: Content-Length over --body-bytes-max (body not sent)
