@@ -359,7 +359,8 @@ RequestParser::Result RequestParser::feed(const char* data, std::size_t len) {
         // scanner counted them, after any empty lines before the request).
         // Read on to the space (in later feeds too) to tell 501 from 400.
         unknown_method_ = true;
-        unknown_method_len_ = framing_run_bytes_ > 0 ? 1 : 0;
+        const std::size_t refused_byte = scan_to != at ? 1 : 0;  // scanned above, read again below
+        unknown_method_len_ = framing_run_bytes_ > refused_byte ? 1 : 0;
         in_message_ = true;
         return scan_unknown_method(data, at, end);
       } else {
