@@ -301,6 +301,7 @@ void RequestParser::reset(const Limits& limits, RequestEvents* events) {
   cr_pending_ = false;
   crlf_due_ = false;
   line_start_ = false;
+  after_body_ = false;
   past_headers_ = false;
   framing_run_bytes_ = 0;
   unknown_method_ = false;
@@ -343,12 +344,19 @@ RequestParser::Result RequestParser::feed(const char* data, std::size_t len) {
     }
     // llhttp (or one of our callbacks) refused a byte. A framing rule
     // broken before it is the earlier fault and is reported instead, so the
-    // verdict is the same however the input was split. A byte llhttp
-    // refused itself is a framing byte (it reads no body data), so the
-    // scanner judges it too: a bare LF is bad framing wherever it is.
-    const char* const scan_to = callback_error_ == ParseError::none && at < end ? at + 1 : at;
-    if (error_ == ParseError::none && scan_framing(scan_from_, scan_to)) {
-      if (callback_error_ != ParseError::none) {
+    // verdict is the same however the input was split.
+    if (error_ == ParseError::none && scan_framing(scan_from_, at)) {
+      // A framing fault llhttp found first is the scanner's kind too: the
+      // byte after a CR or after chunk data (the scanner has read up to
+      // it), or a bare LF refused by a byte-by-byte check of llhttp's
+      // (those errors stop exactly at the byte; others may stop a byte
+      // later, or at the feed's end, so only these look at it).
+      const bool byte_check = rc == HPE_INVALID_HEADER_TOKEN || rc == HPE_INVALID_CHUNK_SIZE || rc == HPE_STRICT ||
+                              rc == HPE_CR_EXPECTED || rc == HPE_LF_EXPECTED;
+      const bool bare_lf = byte_check && at < end && *at == '\n';
+      if (callback_error_ == ParseError::none && (cr_pending_ || crlf_due_ || bare_lf)) {
+        if (!bare_lf || scan_framing(at, at + 1)) error_ = ParseError::bad_framing;
+      } else if (callback_error_ != ParseError::none) {
         error_ = callback_error_;
       } else if (rc == HPE_UNEXPECTED_CONTENT_LENGTH) {
         error_ = ParseError::ambiguous_length;
@@ -359,8 +367,7 @@ RequestParser::Result RequestParser::feed(const char* data, std::size_t len) {
         // scanner counted them, after any empty lines before the request).
         // Read on to the space (in later feeds too) to tell 501 from 400.
         unknown_method_ = true;
-        const std::size_t refused_byte = scan_to != at ? 1 : 0;  // scanned above, read again below
-        unknown_method_len_ = framing_run_bytes_ > refused_byte ? 1 : 0;
+        unknown_method_len_ = framing_run_bytes_ > 0 ? 1 : 0;
         in_message_ = true;
         return scan_unknown_method(data, at, end);
       } else {
@@ -455,8 +462,11 @@ bool RequestParser::scan_framing(const char* from, const char* to) {
   if (feed_clean_) {
     // No two adjacent bytes of this feed break a rule (feed() looked), so
     // only the seam can: what the framing byte before the range (in an
-    // earlier feed, or before a body) asks of its first bytes.
-    while (p < stop && (crlf_due_ || cr_pending_ || line_start_)) {
+    // earlier feed, or before a body) asks of its first bytes, and the
+    // first byte after body data (feed() took a body's last CR as the pair
+    // of an LF after it).
+    while (p < stop && (crlf_due_ || cr_pending_ || line_start_ || after_body_)) {
+      after_body_ = false;
       if (!scan_byte(*p)) return false;
       ++p;
     }
@@ -908,6 +918,7 @@ int RequestParser::on_body(llhttp_t* p, const char* at, std::size_t len) {
   s.past_headers_ = true;
   s.framing_run_bytes_ = 0;
   s.line_start_ = false;
+  s.after_body_ = true;
   if ((p->flags & F_CHUNKED) != 0) {
     // llhttp never reports more data than the chunk's size; were it to,
     // the framing could not be trusted.

@@ -292,6 +292,7 @@ class RequestParser {
   bool cr_pending_ = false;      // the last framing byte was a CR: LF must follow
   bool crlf_due_ = false;        // chunk data just ended: CR must follow (then LF)
   bool line_start_ = false;      // the last framing byte was an LF
+  bool after_body_ = false;      // body data just ended: the next framing byte is a seam too
   bool past_headers_ = false;    // the scanner is past this request's header section
   std::size_t framing_run_bytes_ = 0;  // framing bytes since the request began or the last body byte
   std::uint64_t body_bytes_ = 0;

@@ -366,6 +366,13 @@ TEST(StrictFraming, a_cr_in_the_request_line_must_be_followed_by_lf) {
                                 ParseError::bad_framing, 1);
 }
 
+// Where llhttp stops on a bad byte can depend on the split (a byte later,
+// or the feed's end); the kind reported must not (inputs the fuzzer found).
+TEST(StrictFraming, the_kind_does_not_depend_on_where_llhttp_stops) {
+  expect_refused_at_every_split(std::string("POST  a\rransfer"), ParseError::bad_framing, 0);
+  expect_refused_at_every_split(std::string("POST aTP \r/T./H11\nHost"), ParseError::malformed, 0);
+}
+
 // One rule wherever a line ends: CRLF, never a bare LF (RFC 9112 section
 // 2.2 lets a recipient take one; taking it in some places only is what
 // lets two parsers disagree on where a message ends). Each place, after a
@@ -387,6 +394,10 @@ TEST(StrictFraming, a_bare_lf_is_refused_wherever_a_line_ends) {
        }) {
     expect_refused_at_every_split(ok + bad + smuggled, ParseError::bad_framing, 1);
   }
+  // A body's last byte is a CR and the next request starts with an LF: the
+  // LF is still bare (the CR was body data).
+  expect_refused_at_every_split("POST /a HTTP/1.1\r\nHost: a\r\nContent-Length: 1\r\n\r\n\r\n" + smuggled,
+                                ParseError::bad_framing, 1);
   // One empty line (CRLF) before a request line is still taken (RFC 9112
   // section 2.2).
   Parsed p;
