@@ -133,6 +133,37 @@ std::size_t split_target(const char* t, std::size_t len, std::size_t capacity, b
   return query;
 }
 
+// Whether [p, p + len), at most 16 bytes with 16 readable, is a whole
+// Host value of the usual shape: letters, digits, '.' and '-', then
+// optionally ':' and digits. `port` says whether the ':' is there. One
+// load, three masks; anything else is left to the byte-by-byte walk.
+bool usual_host(const char* p, std::size_t len, const char* readable_end, bool& port) {
+#if defined(__SSE2__)
+  if (len == 0 || len > 16 || readable_end - p < 16) return false;
+  const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+  const auto in = [&v](char lo, char hi) {
+    return _mm_and_si128(_mm_cmpgt_epi8(v, _mm_set1_epi8(char(lo - 1))), _mm_cmplt_epi8(v, _mm_set1_epi8(char(hi + 1))));
+  };
+  const unsigned valid = len == 16 ? 0xffffu : (1u << len) - 1;
+  const __m128i digit = in('0', '9');
+  const unsigned name =
+      unsigned(_mm_movemask_epi8(_mm_or_si128(_mm_or_si128(digit, in('-', '.')), _mm_or_si128(in('a', 'z'), in('A', 'Z')))));
+  const unsigned colon = unsigned(_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8(':')))) & valid;
+  if (((name | colon) & valid) != valid) return false;
+  port = colon != 0;
+  if (!port) return true;
+  const unsigned first = unsigned(__builtin_ctz(colon));
+  const unsigned after = valid & ~((2u << first) - 1);  // the bytes after the first ':'
+  return first > 0 && (after & ~unsigned(_mm_movemask_epi8(digit))) == 0;
+#else
+  (void)p;
+  (void)len;
+  (void)readable_end;
+  (void)port;
+  return false;
+#endif
+}
+
 // The first CR or LF in [p, end), or end: 16 bytes at a time where SSE2 is
 // there (every x86-64), never reading outside the range.
 const char* find_line_end(const char* p, const char* end) {
@@ -542,7 +573,11 @@ int RequestParser::on_url(llhttp_t* p, const char* at, std::size_t len) {
     }
   }
   assert(target_len <= target_bytes_max);
-  std::memcpy(s.buf_->target + s.target_len_, at, len);
+  if (len <= 16 && s.target_len_ + 16u <= target_bytes_max && s.feed_end_ - at >= 16) {
+    std::memcpy(s.buf_->target + s.target_len_, at, 16);  // a short target, as one load and store
+  } else {
+    std::memcpy(s.buf_->target + s.target_len_, at, len);
+  }
   s.target_len_ = std::uint16_t(target_len);
   return 0;
 }
@@ -684,7 +719,16 @@ int RequestParser::on_header_field(llhttp_t* p, const char* at, std::size_t len)
   // inspected names are made of), so the name equals an inspected one
   // exactly when the original does, case aside.
   char* const to = s.buf_->name + s.name_len_;
-  for (std::size_t i = 0; i < len; ++i) to[i] = char(at[i] | 0x20);
+  if (len <= 8 && std::size_t(s.name_len_) + 8 <= inspected_name_bytes_max && s.feed_end_ - at >= 8) {
+    // A short name (Host), 8 bytes at once: what follows it is copied too
+    // and never read (name_len_ says where the name ends).
+    std::uint64_t word;
+    std::memcpy(&word, at, 8);
+    word |= 0x2020202020202020u;
+    std::memcpy(to, &word, 8);
+  } else {
+    for (std::size_t i = 0; i < len; ++i) to[i] = char(at[i] | 0x20);
+  }
   s.name_len_ = std::uint8_t(s.name_len_ + len);
   return 0;
 }
@@ -729,6 +773,11 @@ int RequestParser::on_header_value(llhttp_t* p, const char* at, std::size_t len)
 }
 
 void RequestParser::check_host_bytes(const char* at, std::size_t len) {
+  bool port = false;
+  if (host_part_ == HostPart::before && usual_host(at, len, feed_end_, port)) {
+    host_part_ = port ? HostPart::port : HostPart::name;
+    return;
+  }
   std::size_t i = 0;
   if (host_part_ == HostPart::before || host_part_ == HostPart::name) {
     // The name or address, usually all of it at once, then its port.
