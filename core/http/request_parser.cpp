@@ -329,10 +329,7 @@ void RequestParser::reset(const Limits& limits, RequestEvents* events) {
   in_message_ = false;
   headers_done_ = false;
   pending_ = Pending::none;
-  cr_pending_ = false;
-  crlf_due_ = false;
-  line_start_ = false;
-  after_body_ = false;
+  seam_ = 0;
   past_headers_ = false;
   framing_run_bytes_ = 0;
   unknown_method_ = false;
@@ -385,7 +382,7 @@ RequestParser::Result RequestParser::feed(const char* data, std::size_t len) {
       const bool byte_check = rc == HPE_INVALID_HEADER_TOKEN || rc == HPE_INVALID_CHUNK_SIZE || rc == HPE_STRICT ||
                               rc == HPE_CR_EXPECTED || rc == HPE_LF_EXPECTED;
       const bool bare_lf = byte_check && at < end && *at == '\n';
-      if (callback_error_ == ParseError::none && (cr_pending_ || crlf_due_ || bare_lf)) {
+      if (callback_error_ == ParseError::none && ((seam_ & (seam_cr | seam_crlf)) != 0 || bare_lf)) {
         if (!bare_lf || scan_framing(at, at + 1)) error_ = ParseError::bad_framing;
       } else if (callback_error_ != ParseError::none) {
         error_ = callback_error_;
@@ -450,22 +447,19 @@ RequestParser::Result RequestParser::deliver(const char* data, const char* at) {
 }
 
 inline bool RequestParser::scan_byte(char c) {
-  if (crlf_due_) {
+  if ((seam_ & seam_crlf) != 0) {
     // Chunk data is followed by exactly CRLF (llhttp 8.1 skips two bytes).
     if (c != '\r') return refuse(ParseError::bad_framing);
-    crlf_due_ = false;
-    cr_pending_ = true;
+    seam_ = seam_cr;
     return true;
   }
-  if (cr_pending_) {
+  if ((seam_ & seam_cr) != 0) {
     if (c != '\n') return refuse(ParseError::bad_framing);
-    cr_pending_ = false;
-    line_start_ = true;
+    seam_ = seam_line;
     return true;
   }
   if (c == '\r') {
-    cr_pending_ = true;
-    line_start_ = false;
+    seam_ = seam_cr;
     return true;
   }
   // A line that starts with whitespace is obsolete line folding (RFC 9112
@@ -473,18 +467,19 @@ inline bool RequestParser::scan_byte(char c) {
   // starts with a colon has an empty field name, which llhttp 8.1 takes as
   // more of the previous line's value ("Host: a" then ": x" reads Host
   // "ax"): refused too.
-  if (line_start_ && (is_space_or_tab(c) || c == ':')) return refuse(ParseError::bad_framing);
+  if ((seam_ & seam_line) != 0 && (is_space_or_tab(c) || c == ':')) return refuse(ParseError::bad_framing);
   // Every line ends in CRLF: an LF the CR branch above did not take is a
   // bare LF, refused wherever it is (RFC 9112 section 2.2 lets a recipient
   // take one as a line end; taking it in some places and not in others is
   // what lets two parsers disagree on where a message ends).
   if (c == '\n') return refuse(ParseError::bad_framing);
-  line_start_ = false;
+  seam_ = 0;
   return true;
 }
 
 bool RequestParser::scan_framing(const char* from, const char* to) {
   assert(from <= to);
+  if (from == to) return true;  // at a feed's end, usually
   // Every framing byte counts against the limit (spaces llhttp skips
   // without a callback included); the byte that crosses it is the fault.
   const std::size_t allowed = limits_.header_bytes_max - std::min(framing_run_bytes_, limits_.header_bytes_max);
@@ -496,21 +491,17 @@ bool RequestParser::scan_framing(const char* from, const char* to) {
     // earlier feed, or before a body) asks of its first bytes, and the
     // first byte after body data (feed() took a body's last CR as the pair
     // of an LF after it).
-    while (p < stop && (crlf_due_ || cr_pending_ || line_start_ || after_body_)) {
-      after_body_ = false;
+    while (p < stop && seam_ != 0) {
       if (!scan_byte(*p)) return false;
       ++p;
     }
-    if (p < stop) {
-      cr_pending_ = stop[-1] == '\r';
-      line_start_ = stop[-1] == '\n';
-    }
+    if (p < stop) seam_ = stop[-1] == '\r' ? seam_cr : stop[-1] == '\n' ? seam_line : 0;
     p = stop;
   }
   while (p < stop) {
     // Between line ends nothing can break a rule: skip to the next CR or
     // LF unless the byte before asked for something.
-    if (!crlf_due_ && !cr_pending_ && !line_start_) {
+    if (seam_ == 0) {
       p = find_line_end(p, stop);
       if (p == stop) break;
     }
@@ -966,14 +957,13 @@ int RequestParser::on_body(llhttp_t* p, const char* at, std::size_t len) {
   s.scan_from_ = at + len;
   s.past_headers_ = true;
   s.framing_run_bytes_ = 0;
-  s.line_start_ = false;
-  s.after_body_ = true;
+  s.seam_ = seam_body;
   if ((p->flags & F_CHUNKED) != 0) {
     // llhttp never reports more data than the chunk's size; were it to,
     // the framing could not be trusted.
     if (len > s.chunk_left_) return s.fail(ParseError::bad_framing);
     s.chunk_left_ -= len;
-    s.crlf_due_ = s.chunk_left_ == 0;
+    if (s.chunk_left_ == 0) s.seam_ = seam_crlf;
   }
   if (!s.body_truncated_) {
     if (body_kept_bytes_max - s.body_len_ < len) {

@@ -289,10 +289,12 @@ class RequestParser {
   const char* scan_from_ = nullptr;
   const char* feed_end_ = nullptr;  // the end of the current feed: bytes before it may be read
   bool feed_clean_ = false;      // no two adjacent bytes of the current feed break a rule
-  bool cr_pending_ = false;      // the last framing byte was a CR: LF must follow
-  bool crlf_due_ = false;        // chunk data just ended: CR must follow (then LF)
-  bool line_start_ = false;      // the last framing byte was an LF
-  bool after_body_ = false;      // body data just ended: the next framing byte is a seam too
+  // What the framing byte before the next one asks of it (at most one bit):
+  static constexpr std::uint8_t seam_cr = 1;    // it was a CR: LF must follow
+  static constexpr std::uint8_t seam_crlf = 2;  // chunk data just ended: CR must follow (then LF)
+  static constexpr std::uint8_t seam_line = 4;  // it was an LF: a line starts
+  static constexpr std::uint8_t seam_body = 8;  // body data just ended: the next byte is read alone too
+  std::uint8_t seam_ = 0;
   bool past_headers_ = false;    // the scanner is past this request's header section
   std::size_t framing_run_bytes_ = 0;  // framing bytes since the request began or the last body byte
   std::uint64_t body_bytes_ = 0;
