@@ -359,6 +359,8 @@ RequestParser::Result RequestParser::feed(const char* data, std::size_t len) {
       // request: check its framing, then tell the caller.
       const Result r = deliver(data, at);
       if (r.status != Status::done) return r;
+      // Nothing left: llhttp goes on from its pause with the next feed.
+      if (at == end) return r;
       pos = at;
       continue;
     }
