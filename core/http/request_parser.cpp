@@ -210,11 +210,17 @@ bool no_adjacent_fault(const char* p, const char* end) {
     carry_lf = (lf >> last) & 1u;
     return true;
   };
+  const char* const begin = p;
   for (; end - p >= 16; p += 16) {
     if (!block_ok(p, 0xffffu, 15)) return false;
   }
   if (p == end) return true;
   const std::size_t n = std::size_t(end - p);
+  if (end - begin >= 16) {
+    // The last 16 bytes of the feed, the n new ones at their end: the byte
+    // before the first of them is in the same block, so no carry is needed.
+    return block_ok(end - 16, (0xffffu << (16 - n)) & 0xffffu, 15);
+  }
   alignas(16) char tail[16] = {};
   std::memcpy(tail, p, n);
   return block_ok(tail, (1u << n) - 1, unsigned(n - 1));
