@@ -490,7 +490,8 @@ bool RequestParser::scan_framing(const char* from, const char* to) {
   if (from == to) return true;  // at a feed's end, usually
   // Every framing byte counts against the limit (spaces llhttp skips
   // without a callback included); the byte that crosses it is the fault.
-  const std::size_t allowed = limits_.header_bytes_max - std::min(framing_run_bytes_, limits_.header_bytes_max);
+  const std::size_t limit = limits_.header_bytes_max;
+  const std::size_t allowed = limit - std::min(framing_run_bytes_, limit);
   const char* const stop = std::size_t(to - from) > allowed ? from + allowed : to;
   const char* p = from;
   if (feed_clean_) {

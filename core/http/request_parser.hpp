@@ -36,18 +36,20 @@ namespace ringhttp::http {
 // Why a request was refused. Each kind maps to one status and one counter.
 enum class ParseError : std::uint8_t {
   none = 0,
-  malformed,                    // 400: not HTTP/1.x (whitespace before a header's colon included)
+  malformed,                    // 400: not HTTP/1.x (a non-token byte in a field name or method,
+                                //      whitespace before a header's colon, a fragment included)
   ambiguous_length,             // 400: Content-Length with Transfer-Encoding, two Content-Lengths, or
                                 //      a Transfer-Encoding whose last coding is not chunked or that
                                 //      has chunked twice (RFC 9112 section 6.3)
   target_too_long,              // 414: request line over Limits::request_line_bytes_max
   header_too_large,             // 431: header section over the limit
   body_too_large,               // 413: body over the limit
-  unsupported_transfer_coding,  // 501: a transfer coding other than chunked
+  unsupported_transfer_coding,  // 501: a transfer coding before chunked
   bad_host,                     // 400: HTTP/1.1 without Host, two Hosts, or a Host that is not a host[:port]
   unsupported_version,          // 505: an HTTP major version other than 1
   unsupported_method,           // 501: CONNECT (this is no proxy), or a method token llhttp does not know
-  bad_framing,                  // 400: a CR not followed by LF, chunk data not ended by CRLF, a folded line
+  bad_framing,                  // 400: a CR not followed by LF, a bare LF, chunk data not ended by CRLF,
+                                //      a folded line
   framing_too_large,            // 400: a chunk-size line (extensions included) or trailers over the header limit
   count_,
 };
@@ -144,9 +146,9 @@ class RequestParser {
   struct Limits {
     // RFC 9112 section 3 recommends at least 8,000 octets; nginx's default
     // large buffer, 8 KiB, holds one line.
-    std::size_t request_line_bytes_max = 8192;
+    std::uint32_t request_line_bytes_max = 8192;
     // The header section, request line included; nginx: 4 such buffers.
-    std::size_t header_bytes_max = 32768;
+    std::uint32_t header_bytes_max = 32768;
     std::uint64_t body_bytes_max = 1 << 20;
   };
 
@@ -249,12 +251,14 @@ class RequestParser {
   bool expect_continue_ = false;
   bool transfer_encoding_seen_ = false;
   // The codings of every Transfer-Encoding line, in order, as a list.
-  std::uint8_t chunked_count_ = 0;   // times "chunked" appears (saturates at 2)
-  bool other_coding_ = false;        // a coding other than chunked appears
-  bool last_coding_chunked_ = false; // the last coding so far is chunked
-  bool coding_params_ = false;       // in a coding's parameters (after ';'): skipped
+  // Bit-fields: an idle connection's parser stays as small as before.
+  std::uint8_t chunked_count_ : 2 = 0;    // times "chunked" appears (saturates at 2)
+  std::uint8_t other_coding_ : 1 = 0;     // a coding other than chunked appears
+  std::uint8_t last_coding_chunked_ : 1 = 0;  // the last coding so far is chunked
+  std::uint8_t coding_params_ : 1 = 0;    // in a coding's parameters (after ';'): skipped
+  std::uint8_t coding_overflow_ : 1 = 0;  // the current coding is longer than any we know
+  std::uint8_t unknown_method_ : 1 = 0;   // reading an unknown method to its end (llhttp gave up)
   std::uint8_t coding_len_ = 0;      // bytes of the current coding in buf_->value (lower case)
-  bool coding_overflow_ = false;     // the current coding is longer than any we know
   Inspected inspected_ = Inspected::other;
   Line line_ = Line::none;
   bool name_skipped_ = false;  // the name cannot be an inspected one
@@ -280,10 +284,8 @@ class RequestParser {
   std::uint8_t host_count_ = 0;  // Host lines in this request (saturates at 2)
   bool host_invalid_ = false;
   HostPart host_part_ = HostPart::before;
-  bool unknown_method_ = false;  // reading an unknown method to its end (llhttp gave up)
   std::uint16_t unknown_method_len_ = 0;  // its bytes so far, at most the request line's limit
   std::uint64_t chunk_left_ = 0;  // data bytes of the current chunk not yet seen
-  Pending pending_ = Pending::none;
   // The framing scanner (see the top of this file). Its state carries over
   // feeds; scan_from_ is where the current feed's unscanned framing starts.
   const char* scan_from_ = nullptr;
@@ -296,6 +298,7 @@ class RequestParser {
   static constexpr std::uint8_t seam_body = 8;  // body data just ended: the next byte is read alone too
   std::uint8_t seam_ = 0;
   bool past_headers_ = false;    // the scanner is past this request's header section
+  Pending pending_ = Pending::none;  // beside the flags above: an idle parser stays at 248 bytes
   std::size_t framing_run_bytes_ = 0;  // framing bytes since the request began or the last body byte
   std::uint64_t body_bytes_ = 0;
   Buffers* buf_ = nullptr;  // lent while a request may be in progress

@@ -560,13 +560,13 @@ TEST(Rfc9112, http10_with_transfer_encoding_closes_after_its_response) {
 TEST(HeaderLimit, counts_every_byte_exactly) {
   const std::string in = "GET     /a      HTTP/1.1\r\nHost:" + std::string(300, ' ') + "a\r\nX:     \r\n\r\n";
   RequestParser::Limits limits;
-  limits.header_bytes_max = in.size();
+  limits.header_bytes_max = std::uint32_t(in.size());
   for (std::size_t step : {std::size_t(1), std::size_t(7), in.size()}) {
     Parsed p(limits);
     EXPECT_NE(p.feed_all(in, step), RequestParser::Status::error) << step;
     EXPECT_EQ(p.events.seen.size(), 1u);
   }
-  limits.header_bytes_max = in.size() - 1;
+  limits.header_bytes_max = std::uint32_t(in.size() - 1);
   expect_refused_at_every_split(in, ParseError::header_too_large, 0, limits);
 }
 
