@@ -2,26 +2,13 @@
 
 #include <cassert>
 
+#include "core/text/ascii.hpp"
 #include "server/heads.hpp"
 
 namespace ringhttp::server {
 namespace {
 
 constexpr std::string_view metrics_path = "/metrics";
-
-// RFC 9110 section 5.6.2: tchar, the bytes a method may be made of.
-constexpr bool is_token_char(char c) {
-  if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')) return true;
-  return std::string_view("!#$%&'*+-.^_`|~").find(c) != std::string_view::npos;
-}
-
-constexpr bool is_token(std::string_view text) {
-  if (text.empty()) return false;
-  for (const char c : text) {
-    if (!is_token_char(c)) return false;
-  }
-  return true;
-}
 
 // An origin-form target: '/' first, then visible ASCII only (no space, no
 // control byte, nothing past 0x7e).
@@ -41,7 +28,7 @@ MetricsRequest judge_request_line(std::string_view line) {
   const std::string_view method = line.substr(0, space1);
   const std::string_view target = line.substr(space1 + 1, space2 - space1 - 1);
   const std::string_view version = line.substr(space2 + 1);
-  if (!is_token(method) || !is_origin_form(target) || (version != "HTTP/1.1" && version != "HTTP/1.0")) {
+  if (!text::is_token(method) || !is_origin_form(target) || (version != "HTTP/1.1" && version != "HTTP/1.0")) {
     return MetricsRequest::bad_request;
   }
   // A query is allowed and ignored: the exposition takes no parameters.

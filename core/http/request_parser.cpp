@@ -16,6 +16,7 @@ namespace {
 RequestParser& self(llhttp_t* p) { return *static_cast<RequestParser*>(p->data); }
 
 using text::ascii_lower;
+using text::is_tchar;
 
 std::string_view trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
@@ -57,56 +58,7 @@ constexpr bool is_host_byte(char c) {
   }
 }
 
-// RFC 9110 section 5.6.2: tchar, the bytes of a token (a method, a field
-// name, a transfer coding).
-constexpr bool is_tchar(char c) {
-  if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')) return true;
-  switch (c) {
-    case '!': case '#': case '$': case '%': case '&': case '\'': case '*': case '+': case '-': case '.':
-    case '^': case '_': case '`': case '|': case '~':
-      return true;
-    default: return false;
-  }
-}
-
 constexpr bool is_space_or_tab(char c) { return c == ' ' || c == '\t'; }
-
-// How many of the first bytes of [p, p + len) are letters, digits, '.'
-// or '-' (what nearly every Host value's name or address is made of), 16
-// at a time where SSE2 is there. Bytes up to
-// `readable_end` (at or past p + len) may be loaded; past it, never.
-std::size_t common_host_prefix(const char* p, std::size_t len, const char* readable_end) {
-  assert(p + len <= readable_end);
-  std::size_t i = 0;
-#if defined(__SSE2__)
-  const auto common = [](__m128i v) {
-    // Signed compares: bytes from 0x80 up are negative, outside every range.
-    const auto in = [&v](char lo, char hi) {
-      return _mm_and_si128(_mm_cmpgt_epi8(v, _mm_set1_epi8(char(lo - 1))), _mm_cmplt_epi8(v, _mm_set1_epi8(char(hi + 1))));
-    };
-    const __m128i ok = _mm_or_si128(_mm_or_si128(in('0', '9'), in('-', '.')), _mm_or_si128(in('a', 'z'), in('A', 'Z')));
-    return unsigned(_mm_movemask_epi8(ok));
-  };
-  while (i < len) {
-    __m128i v;
-    if (readable_end - (p + i) >= 16) {
-      v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i));
-    } else {
-      alignas(16) char tail[16] = {};
-      std::memcpy(tail, p + i, len - i);
-      v = _mm_load_si128(reinterpret_cast<const __m128i*>(tail));
-    }
-    const std::size_t n = std::min<std::size_t>(16, len - i);
-    const unsigned valid = n == 16 ? 0xffffu : (1u << n) - 1;
-    const unsigned miss = ~common(v) & valid;
-    if (miss != 0) return i + std::size_t(__builtin_ctz(miss));
-    i += n;
-  }
-#else
-  (void)readable_end;
-#endif
-  return i;
-}
 
 // Where the query of a target starts (its '?'), or its size; `fragment`
 // is set when it has a '#'. Bytes up to `capacity` may be loaded (the
@@ -328,6 +280,8 @@ void RequestParser::reset(const Limits& limits, RequestEvents* events) {
   // Any HTTP/d.d version is parsed; check_head answers a major version
   // other than 1 with 505 and reads 1.2 and up as 1.1.
   llhttp_.lenient_flags |= LENIENT_VERSION;
+  // The target buffer holds the longest request line the limit allows.
+  assert(limits.request_line_bytes_max <= request_line_bytes_limit);
   events_ = events;
   limits_ = limits;
   error_ = ParseError::none;
@@ -778,23 +732,13 @@ void RequestParser::check_host_bytes(const char* at, std::size_t len) {
     host_part_ = port ? HostPart::port : HostPart::name;
     return;
   }
-  std::size_t i = 0;
-  if (host_part_ == HostPart::before || host_part_ == HostPart::name) {
-    // The name or address, usually all of it at once, then its port.
-    i = common_host_prefix(at, len, feed_end_);
-    while (i < len && host_bytes[std::uint8_t(at[i])]) ++i;
-    if (i > 0) host_part_ = HostPart::name;
-    if (i < len && at[i] == ':' && host_part_ == HostPart::name) {
-      host_part_ = HostPart::port;
-      ++i;
-      while (i < len && unsigned(at[i] - '0') < 10) ++i;
-    }
-  }
-  for (; i < len; ++i) host_byte(at[i]);
+  // Anything else (a longer name, whitespace around it, an IP literal, a
+  // value split over feeds, a bad byte): the parts in turn.
+  for (std::size_t i = 0; i < len; ++i) host_byte(at[i]);
 }
 
-// One byte of a Host value, past the name's common bytes: the parts of
-// uri-host [":" port] in turn, whitespace allowed around them.
+// One byte of a Host value: the parts of uri-host [":" port] in turn,
+// whitespace allowed around them.
 void RequestParser::host_byte(char c) {
   const bool space = is_space_or_tab(c);
   switch (host_part_) {
