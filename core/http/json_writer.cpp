@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 
 namespace ringhttp::http {
@@ -80,13 +81,18 @@ JsonWriter& JsonWriter::number(double value) {
     return *this;
   }
   char digits[32];  // the longest shortest form is 24 characters ("-2.2250738585072014e-308")
-  // Shortest round-trip form; past 2^53 always in exponent form, since the
+  // A whole number below 2^53 is written as an integer ("-498000000", not
+  // the shorter "-4.98e+08" that to_chars would pick); other values in the
+  // shortest round-trip form; past 2^53 always in exponent form, since the
   // plain form of a large whole number ("122000022711690490000") is an
   // integer literal too big for 64-bit integer readers (simdjson among them).
   constexpr double exact_integers_max = 9007199254740992.0;  // 2^53
-  const auto [end, ec] = std::fabs(value) < exact_integers_max
-                             ? std::to_chars(digits, digits + sizeof digits, value)
-                             : std::to_chars(digits, digits + sizeof digits, value, std::chars_format::scientific);
+  const bool exact = std::fabs(value) < exact_integers_max;
+  const bool whole = exact && std::trunc(value) == value && !(value == 0 && std::signbit(value));
+  const auto [end, ec] =
+      whole ? std::to_chars(digits, digits + sizeof digits, static_cast<std::int64_t>(value))
+      : exact ? std::to_chars(digits, digits + sizeof digits, value)
+              : std::to_chars(digits, digits + sizeof digits, value, std::chars_format::scientific);
   if (ec != std::errc()) {
     ok_ = false;
     return *this;

@@ -166,6 +166,10 @@ TEST_F(Echo, the_answer_is_exact_json) {
   EXPECT_EQ(written("Ada", 21), R"({"hello":"Ada","doubled":42})");
   EXPECT_EQ(written("a\"b\\c\n\x01", 0.25), R"({"hello":"a\"b\\c\n\u0001","doubled":0.5})");
   EXPECT_EQ(written("\xc3\xa9", -0.0), "{\"hello\":\"\xc3\xa9\",\"doubled\":-0}");
+  // A whole number is written as an integer, even where the exponent form
+  // is shorter ("-4.98e+08").
+  EXPECT_EQ(written("x", -249000000), R"({"hello":"x","doubled":-498000000})");
+  EXPECT_EQ(written("x", 4503599627370495.0), R"({"hello":"x","doubled":9007199254740990})");
   EXPECT_EQ(written("x", 4e307), R"({"hello":"x","doubled":8e+307})");
   // A large whole number keeps its exponent: no integer literal past 2^53.
   EXPECT_EQ(written("x", 6.1000011355845246e19), R"({"hello":"x","doubled":1.220000227116905e+20})");
