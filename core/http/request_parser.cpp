@@ -93,13 +93,15 @@ bool usual_host(const char* p, std::size_t len, const char* readable_end, bool& 
 #if defined(__SSE2__)
   if (len == 0 || len > 16 || readable_end - p < 16) return false;
   const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-  const auto in = [&v](char lo, char hi) {
-    return _mm_and_si128(_mm_cmpgt_epi8(v, _mm_set1_epi8(char(lo - 1))), _mm_cmplt_epi8(v, _mm_set1_epi8(char(hi + 1))));
+  const auto in = [](__m128i x, char lo, char hi) {
+    return _mm_and_si128(_mm_cmpgt_epi8(x, _mm_set1_epi8(char(lo - 1))), _mm_cmplt_epi8(x, _mm_set1_epi8(char(hi + 1))));
   };
-  const unsigned valid = len == 16 ? 0xffffu : (1u << len) - 1;
-  const __m128i digit = in('0', '9');
-  const unsigned name =
-      unsigned(_mm_movemask_epi8(_mm_or_si128(_mm_or_si128(digit, in('-', '.')), _mm_or_si128(in('a', 'z'), in('A', 'Z')))));
+  const unsigned valid = (1u << len) - 1;  // len <= 16: no overflow in 32 bits
+  const __m128i digit = in(v, '0', '9');
+  // Letters of either case, lower-cased by bit 5 (which maps no other byte
+  // to a lower-case letter).
+  const __m128i letter = in(_mm_or_si128(v, _mm_set1_epi8(0x20)), 'a', 'z');
+  const unsigned name = unsigned(_mm_movemask_epi8(_mm_or_si128(_mm_or_si128(digit, in(v, '-', '.')), letter)));
   const unsigned colon = unsigned(_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8(':')))) & valid;
   if (((name | colon) & valid) != valid) return false;
   port = colon != 0;
@@ -135,50 +137,59 @@ const char* find_line_end(const char* p, const char* end) {
 
 // Whether no two adjacent bytes of [p, end) break a framing rule, taking
 // every byte as framing: a CR followed by anything but LF, an LF not
-// preceded by a CR, an LF followed by whitespace or a colon. (An LF first
-// in the feed counts as bare here: the byte-by-byte scan then decides.) Body bytes can make it say no; then the scanner
-// checks byte by byte. One pass over the feed, 16 bytes at a time.
-bool no_adjacent_fault(const char* p, const char* end) {
+// preceded by a CR, an LF followed by whitespace or a colon. `first_after_cr`
+// and `first_after_lf` say what the byte before p was (the end of the previous feed);
+// neither, and an LF first counts as bare. Body bytes can make it say no;
+// then the scanner checks byte by byte. One pass, 16 bytes at a time.
+bool no_adjacent_fault(const char* p, const char* end, bool first_after_cr, bool first_after_lf) {
 #if defined(__SSE2__)
-  unsigned carry_cr = 0;
-  unsigned carry_lf = 0;
-  // One block of 16 bytes (`valid` marks the real ones): each CR's
-  // successor must be an LF; only where an LF is does the block look
-  // further, for whitespace or a colon after it.
-  const auto block_ok = [&](const char* bytes, unsigned valid, unsigned last) {
-    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(bytes));
-    const unsigned cr = unsigned(_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8('\r'))));
-    const unsigned lf = unsigned(_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8('\n'))));
-    const unsigned after_cr = (cr << 1) | carry_cr;
+  std::uint64_t carry_cr = first_after_cr ? 1u : 0u;
+  std::uint64_t carry_lf = first_after_lf ? 1u : 0u;
+  // Up to 64 bytes at once (`len`, at least 16, loaded 16 at a time, the
+  // last load overlapping the one before): bit i of each mask is byte i.
+  // `valid` marks the bytes not judged before. Each CR's successor must be
+  // an LF; the few bytes after an LF are looked at one by one.
+  const auto chunk_ok = [&](const char* base, unsigned len, std::uint64_t valid) {
+    std::uint64_t cr = 0;
+    std::uint64_t lf = 0;
+    const auto add = [&](unsigned at) {
+      const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(base + at));
+      cr |= std::uint64_t(unsigned(_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8('\r'))))) << at;
+      lf |= std::uint64_t(unsigned(_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8('\n'))))) << at;
+    };
+    unsigned at = 0;
+    for (; len - at >= 16; at += 16) add(at);
+    if (at < len) add(len - 16);
+    const std::uint64_t after_cr = (cr << 1) | carry_cr;
     if (((after_cr ^ lf) & valid) != 0) return false;  // a CR without its LF, or an LF without its CR
-    const unsigned after_lf = ((lf << 1) | carry_lf) & valid;
-    if (after_lf != 0) {
-      const __m128i ws = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(' ')),
-                                                   _mm_cmpeq_epi8(v, _mm_set1_epi8('\t'))),
-                                      _mm_cmpeq_epi8(v, _mm_set1_epi8(':')));
-      if ((after_lf & unsigned(_mm_movemask_epi8(ws))) != 0) return false;
+    for (std::uint64_t after_lf = ((lf << 1) | carry_lf) & valid; after_lf != 0; after_lf &= after_lf - 1) {
+      const char c = base[__builtin_ctzll(after_lf)];
+      if (is_space_or_tab(c) || c == ':') return false;
     }
-    carry_cr = (cr >> last) & 1u;
-    carry_lf = (lf >> last) & 1u;
+    carry_cr = (cr >> (len - 1)) & 1u;
+    carry_lf = (lf >> (len - 1)) & 1u;
     return true;
   };
   const char* const begin = p;
-  for (; end - p >= 16; p += 16) {
-    if (!block_ok(p, 0xffffu, 15)) return false;
+  for (; end - p >= 64; p += 64) {
+    if (!chunk_ok(p, 64, ~std::uint64_t(0))) return false;
   }
   if (p == end) return true;
-  const std::size_t n = std::size_t(end - p);
-  if (end - begin >= 16) {
-    // The last 16 bytes of the feed, the n new ones at their end: the byte
-    // before the first of them is in the same block, so no carry is needed.
-    return block_ok(end - 16, (0xffffu << (16 - n)) & 0xffffu, 15);
+  const auto n = unsigned(end - p);
+  if (end - begin >= 64) {
+    // The last 64 bytes of the feed, the n new ones at their end: the byte
+    // before the first of them is in the same chunk, so no carry is needed.
+    return chunk_ok(end - 64, 64, ~std::uint64_t(0) << (64 - n));
   }
+  if (n >= 16) return chunk_ok(p, n, (std::uint64_t(1) << n) - 1);
   alignas(16) char tail[16] = {};
   std::memcpy(tail, p, n);
-  return block_ok(tail, (1u << n) - 1, unsigned(n - 1));
+  return chunk_ok(tail, 16, (std::uint64_t(1) << n) - 1);
 #else
   (void)p;
   (void)end;
+  (void)first_after_cr;
+  (void)first_after_lf;
   return false;  // the byte-by-byte scan decides
 #endif
 }
@@ -304,7 +315,7 @@ RequestParser::Result RequestParser::feed(const char* data, std::size_t len) {
   const char* pos = data;
   scan_from_ = data;
   feed_end_ = end;
-  feed_clean_ = no_adjacent_fault(data, end);
+  feed_clean_ = no_adjacent_fault(data, end, (seam_ & seam_cr) != 0, (seam_ & seam_line) != 0);
   while (true) {
     const llhttp_errno_t rc = llhttp_execute(&llhttp_, pos, std::size_t(end - pos));
     if (rc == HPE_OK) {
@@ -449,16 +460,15 @@ bool RequestParser::scan_framing(const char* from, const char* to) {
   const char* const stop = std::size_t(to - from) > allowed ? from + allowed : to;
   const char* p = from;
   if (feed_clean_) {
-    // No two adjacent bytes of this feed break a rule (feed() looked), so
-    // only the seam can: what the framing byte before the range (in an
-    // earlier feed, or before a body) asks of its first bytes, and the
-    // first byte after body data (feed() took a body's last CR as the pair
-    // of an LF after it).
-    while (p < stop && seam_ != 0) {
+    // No two adjacent bytes of this feed break a rule, nor its first byte
+    // after the previous feed's last (feed() looked), so only what body
+    // data leaves can: the first byte after it (feed() took a body's last
+    // CR as the pair of an LF after it) and the CRLF after chunk data.
+    while (p < stop && (seam_ & (seam_crlf | seam_body)) != 0) {
       if (!scan_byte(*p)) return false;
       ++p;
     }
-    if (p < stop) seam_ = stop[-1] == '\r' ? seam_cr : stop[-1] == '\n' ? seam_line : 0;
+    if (p < stop) seam_ = seam_after(stop[-1]);
     p = stop;
   }
   while (p < stop) {
@@ -475,8 +485,6 @@ bool RequestParser::scan_framing(const char* from, const char* to) {
   if (stop != to) return refuse(past_headers_ ? ParseError::framing_too_large : ParseError::header_too_large);
   return true;
 }
-
-
 
 int RequestParser::fail(ParseError error) {
   if (callback_error_ == ParseError::none) callback_error_ = error;
@@ -527,11 +535,23 @@ int RequestParser::on_url(llhttp_t* p, const char* at, std::size_t len) {
     }
   }
   assert(target_len <= target_bytes_max);
-  if (len <= 16 && s.target_len_ + 16u <= target_bytes_max && s.feed_end_ - at >= 16) {
-    std::memcpy(s.buf_->target + s.target_len_, at, 16);  // a short target, as one load and store
-  } else {
-    std::memcpy(s.buf_->target + s.target_len_, at, len);
+  s.query_at_ = query_unknown;
+#if defined(__SSE2__)
+  if (s.target_len_ == 0 && len <= 16 && s.feed_end_ - at >= 16) {
+    // A short target in one span: one load and store, and where its query
+    // starts is read off the same load (split_target's work, done here).
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(at));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(s.buf_->target), v);
+    const unsigned valid = (1u << len) - 1;  // len <= 16: no overflow in 32 bits
+    const unsigned hash = unsigned(_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8('#')))) & valid;
+    const unsigned mark = unsigned(_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8('?')))) & valid;
+    // A fragment is refused: split_target finds it again.
+    s.query_at_ = hash != 0 ? query_unknown : std::uint16_t(mark != 0 ? unsigned(__builtin_ctz(mark)) : len);
+    s.target_len_ = std::uint16_t(len);
+    return 0;
   }
+#endif
+  std::memcpy(s.buf_->target + s.target_len_, at, len);
   s.target_len_ = std::uint16_t(target_len);
   return 0;
 }
@@ -547,11 +567,7 @@ void RequestParser::classify_name() {
   // By length first: one comparison for most names.
   switch (name_len_) {
     case 4:
-      if (name == "host") {
-        inspected_ = Inspected::host;
-        if (host_count_ < 2) ++host_count_;
-        host_part_ = HostPart::before;
-      }
+      if (name == "host") start_host();
       return;
     case 6:
       if (name == "expect") {
@@ -580,6 +596,12 @@ void RequestParser::classify_name() {
     kept_overflow_ = false;
     return;
   }
+}
+
+void RequestParser::start_host() {
+  inspected_ = Inspected::host;
+  if (host_count_ < 2) ++host_count_;
+  host_part_ = HostPart::before;
 }
 
 void RequestParser::end_header_line() {
@@ -654,9 +676,16 @@ void RequestParser::end_transfer_coding() {
 int RequestParser::on_header_field(llhttp_t* p, const char* at, std::size_t len) {
   RequestParser& s = self(p);
   if (s.line_ != Line::name) {
-    if (s.line_ == Line::value) s.end_header_line();
-    s.line_ = Line::name;
+    if (s.line_ != Line::none) s.end_header_line();
     s.name_len_ = 0;
+    if (len > 0) s.name_last_ = at[len - 1];
+    // The usual case: the whole name in this span (llhttp ended it before
+    // the feed's end, at its colon), classified where it lies.
+    if (len > 0 && s.feed_end_ - at > std::ptrdiff_t(len) && s.classify_whole_name(at, len)) {
+      s.line_ = Line::named;
+      return 0;
+    }
+    s.line_ = Line::name;
     // Only names starting like an inspected one are kept; every other
     // header costs this one comparison.
     const char first = len > 0 ? ascii_lower(at[0]) : 'e';
@@ -687,6 +716,29 @@ int RequestParser::on_header_field(llhttp_t* p, const char* at, std::size_t len)
   return 0;
 }
 
+// A whole header name [at, at + len) in the feed: Host is told at once,
+// other names not of an inspected length are skipped; true when it was
+// classified (false: the caller copies it and classifies it at its end).
+bool RequestParser::classify_whole_name(const char* at, std::size_t len) {
+  switch (len) {
+    case 4: {
+      std::uint32_t word;
+      std::memcpy(&word, at, 4);
+      std::uint32_t host;
+      std::memcpy(&host, "host", 4);
+      // Bit 5 set: the same lower-casing as a copied name's (see below).
+      if ((word | 0x20202020u) == host) {
+        start_host();
+      } else {
+        inspected_ = Inspected::other;
+      }
+      return true;
+    }
+    case 6: case 12: case 13: case 17: case 29: case 30: return false;
+    default: inspected_ = Inspected::other; return true;
+  }
+}
+
 int RequestParser::on_header_value(llhttp_t* p, const char* at, std::size_t len) {
   RequestParser& s = self(p);
   if (s.line_ != Line::value) {
@@ -694,8 +746,8 @@ int RequestParser::on_header_value(llhttp_t* p, const char* at, std::size_t len)
     // section 5.1 says whitespace before the colon must be refused with 400.
     // (An empty name is the framing scanner's to refuse.)
     if (is_space_or_tab(s.name_last_)) return s.fail(ParseError::malformed);
+    if (s.line_ == Line::name) s.classify_name();
     s.line_ = Line::value;
-    s.classify_name();
   }
   switch (s.inspected_) {
     case Inspected::other: return 0;
@@ -827,6 +879,7 @@ void RequestParser::normalize_target() {
     ++len;
   }
   target_len_ = std::uint16_t(len);
+  query_at_ = query_unknown;
 }
 
 int RequestParser::on_headers_complete(llhttp_t* p) {
@@ -836,6 +889,8 @@ int RequestParser::on_headers_complete(llhttp_t* p) {
   } else if (s.line_ == Line::name) {
     s.classify_name();  // a name with an empty value
     s.end_header_line();
+  } else if (s.line_ == Line::named) {
+    s.end_header_line();  // a name with an empty value
   }
   s.line_ = Line::none;
   s.headers_done_ = true;
@@ -855,7 +910,8 @@ int RequestParser::on_headers_complete(llhttp_t* p) {
   if (has_length && p->content_length > s.limits_.body_bytes_max) return s.fail(ParseError::body_too_large);
   // A target has no fragment (RFC 9112 section 3.2: a client sends none).
   bool fragment = false;
-  const std::size_t query = split_target(s.buf_->target, s.target_len_, target_bytes_max, fragment);
+  const std::size_t query =
+      s.query_at_ != query_unknown ? s.query_at_ : split_target(s.buf_->target, s.target_len_, target_bytes_max, fragment);
   if (fragment) return s.fail(ParseError::malformed);
   RequestHead& head = s.buf_->head;
   head.llhttp_method = p->method;
@@ -878,10 +934,8 @@ int RequestParser::on_headers_complete(llhttp_t* p) {
   // An HTTP/1.0 client's expectation is ignored (RFC 9110 section 10.1.1):
   // it gets no 1xx (section 15.2).
   head.expect_continue = s.expect_continue_ && head.has_body && !http10;
-  if (s.kept_seen_ == 0) {
-    static constexpr HeaderValue none[kept_header_kinds]{};
-    std::copy(std::begin(none), std::end(none), head.kept);  // the usual request: one block copy
-  } else {
+  head.kept_sent = s.kept_seen_;
+  if (s.kept_seen_ != 0) {
     for (std::size_t i = 0; i < kept_header_kinds; ++i) {
       const KeptSpan& span = s.kept_[i];
       head.kept[i] = HeaderValue{std::string_view(s.buf_->kept_bytes + span.begin, span.len), span.present, span.usable};

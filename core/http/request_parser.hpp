@@ -93,6 +93,9 @@ struct RequestHead {
   bool keep_alive = true;        // after Connection: and the version's default
   bool expect_continue = false;  // Expect: 100-continue with a body to come, from an HTTP/1.1 client
   bool has_body = false;
+  // A bit per KeptHeader sent in this request; kept[] holds those only
+  // (the usual request sends none, and nothing is written for it).
+  std::uint8_t kept_sent = 0;
   HeaderValue kept[kept_header_kinds];
   // The body when it is at most body_kept_bytes_max; followed by at least
   // body_padding_bytes readable bytes (what a SIMD JSON parser reads past
@@ -100,7 +103,10 @@ struct RequestHead {
   std::string_view body;
   bool body_truncated = false;  // longer than body_kept_bytes_max: not kept
 
-  const HeaderValue& header(KeptHeader h) const { return kept[std::size_t(h)]; }
+  const HeaderValue& header(KeptHeader h) const {
+    static constexpr HeaderValue absent{};
+    return (kept_sent >> unsigned(h) & 1u) != 0 ? kept[std::size_t(h)] : absent;
+  }
   std::string_view method_name() const;
 };
 
@@ -201,7 +207,9 @@ class RequestParser {
   enum class Inspected : std::uint8_t { other, expect, transfer_encoding, host, kept };
   // Where a Host value is (RFC 9110 section 7.2: uri-host [":" port]).
   enum class HostPart : std::uint8_t { before, name, literal, literal_end, port, after };
-  enum class Line : std::uint8_t { none, name, value };
+  // name: a name being copied, classified when its value starts; named:
+  // a whole name already classified.
+  enum class Line : std::uint8_t { none, name, named, value };
 
   static int on_message_begin(llhttp_t* p);
   static int on_url(llhttp_t* p, const char* at, std::size_t len);
@@ -227,6 +235,8 @@ class RequestParser {
   }
   void end_header_line();
   void classify_name();
+  bool classify_whole_name(const char* at, std::size_t len);
+  void start_host();
   void check_host_bytes(const char* at, std::size_t len);
   void host_byte(char c);
   void transfer_coding_byte(char c);
@@ -280,6 +290,10 @@ class RequestParser {
   std::uint16_t body_len_ = 0;
   bool body_truncated_ = false;
   std::uint16_t target_len_ = 0;
+  // Where the target's query starts (its '?', or its length), when on_url
+  // saw it: a short target in one span without a fragment.
+  static constexpr std::uint16_t query_unknown = 0xffff;
+  std::uint16_t query_at_ = query_unknown;
   char name_last_ = 0;          // the last byte of the current header name
   std::uint8_t host_count_ = 0;  // Host lines in this request (saturates at 2)
   bool host_invalid_ = false;
@@ -297,6 +311,10 @@ class RequestParser {
   static constexpr std::uint8_t seam_line = 4;  // it was an LF: a line starts
   static constexpr std::uint8_t seam_body = 8;  // body data just ended: the next byte is read alone too
   std::uint8_t seam_ = 0;
+  // What a framing byte asks of the next: a CR its LF, an LF a line start.
+  static std::uint8_t seam_after(char c) {
+    return std::uint8_t((c == '\r' ? seam_cr : 0) | (c == '\n' ? seam_line : 0));
+  }
   bool past_headers_ = false;    // the scanner is past this request's header section
   Pending pending_ = Pending::none;  // beside the flags above: an idle parser stays at 248 bytes
   std::size_t framing_run_bytes_ = 0;  // framing bytes since the request began or the last body byte

@@ -19,6 +19,8 @@
 namespace {
 
 using ringhttp::http::HeaderValue;
+using ringhttp::http::kept_header_kinds;
+using ringhttp::http::KeptHeader;
 using ringhttp::http::ParseError;
 using ringhttp::http::RequestEvents;
 using ringhttp::http::RequestHead;
@@ -47,7 +49,8 @@ class Recorder final : public RequestEvents {
     line += head.expect_continue ? " continue" : "";
     // Everything the application may read must not depend on the split:
     // the kept headers (value, or absent/unusable) and the body.
-    for (const HeaderValue& h : head.kept) {
+    for (std::size_t i = 0; i < kept_header_kinds; ++i) {
+      const HeaderValue& h = head.header(KeptHeader(i));
       line += !h.present ? " |absent" : !h.usable ? " |unusable" : " |" + std::string(h.value);
     }
     line += head.body_truncated ? " body:truncated" : " body:" + std::string(head.body);

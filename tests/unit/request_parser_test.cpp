@@ -37,7 +37,7 @@ class Recorder final : public RequestEvents {
   bool on_request(const RequestHead& head) override {
     Seen s{std::string(head.method_name()), std::string(head.target), head.keep_alive, head.expect_continue, {},
            std::string(head.body), head.body_truncated};
-    for (std::size_t i = 0; i < kept_header_kinds; ++i) s.kept[i] = describe(head.kept[i]);
+    for (std::size_t i = 0; i < kept_header_kinds; ++i) s.kept[i] = describe(head.header(KeptHeader(i)));
     seen.push_back(std::move(s));
     return pause_after_each;
   }
