@@ -119,6 +119,7 @@ class Shard final : private db::Driver, private db::Sink {
   bool spill(InputChunk& chunk);
   void drop_held(Connection& conn);
   void release_chunk(InputChunk chunk);
+  [[gnu::noinline]] void release_spilled(InputChunk chunk);
   void pause_input(Connection& conn);
   void resume_input(Connection& conn);
   bool can_take_more(const Connection& conn) const;
@@ -134,6 +135,7 @@ class Shard final : private db::Driver, private db::Sink {
   void maybe_return_output(Connection& conn);
   void wait_for_output(Connection& conn);
   void flush(Connection& conn);
+  [[gnu::noinline]] void send_pending(Connection& conn);
   void submit_send(Connection& conn);
   void on_send(Connection& conn, std::int32_t res, std::uint32_t flags);
   void on_send_notification(Connection& conn, std::int32_t res);

@@ -44,12 +44,14 @@ void Shard::arm_recv(Connection& conn) {
 }
 
 void Shard::release_chunk(InputChunk chunk) {
-  if (chunk.buffer_id >= spill_id_base) {
-    spill_free_.push_back(std::uint32_t(chunk.buffer_id - spill_id_base));
-    counters_.spill_blocks_used.set(spill_blocks - spill_free_.size());
-    return;
-  }
+  if (chunk.buffer_id >= spill_id_base) return release_spilled(chunk);
   buffers_.give_back(chunk.buffer_id);
+}
+
+// Out of line: the rare case, kept from the usual one's register saves.
+void Shard::release_spilled(InputChunk chunk) {
+  spill_free_.push_back(std::uint32_t(chunk.buffer_id - spill_id_base));
+  counters_.spill_blocks_used.set(spill_blocks - spill_free_.size());
 }
 
 // Copies a provided buffer's bytes into a spill block and gives the buffer

@@ -25,6 +25,12 @@ void Shard::flush(Connection& conn) {
       conn.state == ConnState::closing || conn.state == ConnState::lingering) {
     return;
   }
+  send_pending(conn);
+}
+
+// Out of line: flush() is called after every completion that may have
+// made room, and most find nothing to send.
+void Shard::send_pending(Connection& conn) {
   const auto [n, total, retires, stream_bytes] =
       build_send_batch(conn.output->out, conn.written_responses, date_.line(), conn.output->iov);
   if (total == 0) return;  // the first unsent response waits for a database result

@@ -55,11 +55,4 @@ int BufferRing::init(io_uring* ring, std::uint16_t group, std::uint32_t count, s
   return 0;
 }
 
-void BufferRing::give_back(std::uint16_t id) {
-  assert(buf_ring_ != nullptr);
-  assert(id < count_);
-  io_uring_buf_ring_add(buf_ring_, data(id), buffer_bytes_, id, io_uring_buf_ring_mask(count_), 0);
-  io_uring_buf_ring_advance(buf_ring_, 1);
-}
-
 }  // namespace ringhttp::uring

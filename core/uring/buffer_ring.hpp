@@ -6,6 +6,7 @@
 
 #include <liburing.h>
 
+#include <cassert>
 #include <cstdint>
 
 namespace ringhttp::uring {
@@ -24,7 +25,13 @@ class BufferRing {
   std::uint32_t buffer_bytes() const { return buffer_bytes_; }
   std::uint16_t group() const { return group_; }
 
-  void give_back(std::uint16_t id);
+  // Inline: once per receive.
+  void give_back(std::uint16_t id) {
+    assert(buf_ring_ != nullptr);
+    assert(id < count_);
+    io_uring_buf_ring_add(buf_ring_, data(id), buffer_bytes_, id, io_uring_buf_ring_mask(count_), 0);
+    io_uring_buf_ring_advance(buf_ring_, 1);
+  }
 
  private:
   io_uring* ring_ = nullptr;

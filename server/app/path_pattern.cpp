@@ -1,6 +1,7 @@
 #include "server/app/path_pattern.hpp"
 
 #include <cassert>
+#include <cstring>
 
 namespace ringhttp::server {
 
@@ -24,9 +25,29 @@ PathPattern::PathPattern(std::string_view pattern) : text_(pattern) {
   }
 }
 
+namespace {
+
+// a == b for the short strings paths are: up to 16 bytes as two
+// overlapping word loads each, without a call to memcmp.
+bool same_text(std::string_view a, std::string_view b) {
+  const std::size_t n = a.size();
+  if (n != b.size()) return false;
+  const auto word = [](const char* p) {
+    std::uint64_t w;
+    std::memcpy(&w, p, 8);
+    return w;
+  };
+  if (n >= 8 && n <= 16) {
+    return word(a.data()) == word(b.data()) && word(a.data() + n - 8) == word(b.data() + n - 8);
+  }
+  return a == b;
+}
+
+}  // namespace
+
 bool PathPattern::match(std::string_view path, Params& params) const {
   // A pattern without parameters matches one path: its own text.
-  if (param_count_ == 0) return path == text_;
+  if (param_count_ == 0) return same_text(path, text_);
   if (path.empty() || path.front() != '/') return false;
   std::string_view rest = path.substr(1);
   std::size_t param = 0;
