@@ -42,11 +42,18 @@ struct Connection final : http::ResponseEvents {
   bool dirty = false;           // on the worker's list to look at after this batch
   std::uint8_t enobufs_in_a_row = 0;
 
+  std::uint32_t address_index = 0;  // the target's address this slot connects to; the next after a failure
   std::uint32_t outstanding = 0;  // requests handed to a send whose responses have not arrived
+  std::uint32_t sent_on_socket = 0;  // requests sent on this socket (--requests-per-connection)
+  std::uint32_t socket_quota = 0;    // ... and how many it may send: its last says Connection: close
   std::uint32_t expect_index = 0;  // which of the run's distinct requests the next response answers
   const char* send_base = nullptr;  // the batch being sent (in the run's serialized requests)
   std::uint32_t send_offset = 0;  // the send in flight: offset in the batch bytes
   std::uint32_t send_end = 0;     // ... and its end (short sends resume at send_offset)
+  // What the send continues with once the range above is sent: a closing
+  // batch's last request, which lives apart (RequestBytes::closing).
+  const char* then_base = nullptr;
+  std::uint32_t then_len = 0;
   std::uint64_t sent_at_ns = 0;   // when the outstanding requests were handed to the ring
   std::uint64_t intended_ns = 0;  // rate model: the outstanding request's intended send time
   std::uint64_t deadline_ns = 0;  // the outstanding requests (or the connect) time out then

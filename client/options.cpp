@@ -19,7 +19,7 @@ namespace {
 using text::parse_number;
 
 constexpr const char* usage_text =
-    "usage: client [options] URL        (URL: http://127.0.0.1:8080/path; loopback only)\n"
+    "usage: client [options] [URL]      (URL: http[s]://HOST[:PORT]/PATH; default http://127.0.0.1:8080/plaintext)\n"
     "       client merge [--json] [--hdr-out FILE] REPORT.json...   (see client merge --help)\n"
     "  -c, --connections N     connections in total (default 10)\n"
     "  -t, --threads N         worker threads, each pinned to a CPU (default 1)\n"
@@ -42,6 +42,16 @@ constexpr const char* usage_text =
     "  A placeholder {seq:A..B} or {rand:A..B} in the URL's path, a header, the body or the expected\n"
     "  body makes the requests vary: request i carries the i-th number from A to B (seq: in order,\n"
     "  rand: in a fixed shuffled order), cycled; every request is serialized once at start.\n"
+    "      --resolve H:P:ADDR  connect to ADDR (an IP address, or several, comma-separated) for host H and\n"
+    "                          port P instead of asking the resolver (curl's flag), repeatable\n"
+    "  -4, --ipv4 / -6, --ipv6 only IPv4 / IPv6 addresses of the host\n"
+    "      --unix-socket PATH  connect to this Unix-domain socket; the URL gives only the Host and path\n"
+    "      --cacert FILE       https: trust this CA (PEM) instead of the system's store\n"
+    "  -k, --insecure          https: do not verify the server's certificate or host name\n"
+    "      --requests-per-connection N  close each connection after N responses (its last request\n"
+    "                          says Connection: close) and open a new one (default 0: keep them)\n"
+    "      --connect-timeout T a connection (and its TLS handshake) not ready by then is a connect error\n"
+    "                          (default 2s)\n"
     "      --uring LIST        [profile,]switches: 5.10, 5.19, 6.0, 6.1 or all, then no-FEATURE and/or sqpoll\n"
     "      --json              the report as one JSON object on stdout (text goes to stderr)\n"
     "      --hdr-out FILE      latency distribution in HdrHistogram's .hgrm text format\n"
@@ -121,9 +131,10 @@ struct Alias {
 constexpr Alias aliases[] = {
     {'c', "--connections"}, {'t', "--threads"}, {'d', "--duration"}, {'w', "--warmup"},   {'n', "--requests"},
     {'m', "--method"},      {'H', "--header"},  {'b', "--body"},     {'p', "--pipeline"}, {'R', "--rate"},
+    {'4', "--ipv4"},        {'6', "--ipv6"},    {'k', "--insecure"},
 };
 
-constexpr std::string_view boolean_flags[] = {"--json", "--help", "--version"};
+constexpr std::string_view boolean_flags[] = {"--json", "--help", "--version", "--ipv4", "--ipv6", "--insecure"};
 
 }  // namespace
 
@@ -228,7 +239,15 @@ ParseOutcome parse_options(int argc, char** argv, Options& out) {
     }
     if (is_boolean) {
       if (has_value) return fail(std::string(flag) + " takes no value");
-      out.json = true;  // --json is the only other boolean flag
+      if (flag == "--json") {
+        out.json = true;
+      } else if (flag == "--insecure") {
+        out.insecure = true;
+      } else {
+        const Family family = flag == "--ipv4" ? Family::ipv4 : Family::ipv6;
+        if (out.family != Family::any && out.family != family) return fail("-4 and -6 are exclusive");
+        out.family = family;
+      }
       continue;
     }
     if (!has_value) {
@@ -304,15 +323,42 @@ ParseOutcome parse_options(int argc, char** argv, Options& out) {
            out.threshold_interval_ns % 1'000'000'000 == 0;
     } else if (flag == "--start-at") {
       ok = parse_start_at(value, out.start_at_unix_ns);
+    } else if (flag == "--resolve") {
+      ResolveOverride r;
+      if (const std::string e = parse_resolve(value, r); !e.empty()) return fail(e);
+      out.resolve.push_back(std::move(r));
+    } else if (flag == "--unix-socket") {
+      out.unix_socket = std::string(value);
+      ok = !out.unix_socket.empty();
+    } else if (flag == "--cacert") {
+      out.cacert = std::string(value);
+      ok = !out.cacert.empty();
+    } else if (flag == "--requests-per-connection") {
+      ok = parse_number<std::uint32_t>(value, 1, UINT32_MAX, out.requests_per_connection);
+    } else if (flag == "--connect-timeout") {
+      ok = parse_duration(value, out.connect_timeout_ns) && out.connect_timeout_ns > 0;
     } else {
       return fail("unknown option " + std::string(flag));
     }
     if (!ok) return fail("bad value '" + std::string(value) + "' for " + std::string(flag));
   }
 
-  if (positional.size() != 1) return fail(positional.empty() ? "missing URL" : "more than one URL given");
-  out.url = std::string(positional[0]);
-  if (const std::string error = parse_url(positional[0], out.target); !error.empty()) return fail(error);
+  if (positional.size() > 1) return fail("more than one URL given");
+  out.url_defaulted = positional.empty();
+  out.url = positional.empty() ? std::string(default_url) : std::string(positional[0]);
+  if (const std::string error = parse_url(out.url, out.target); !error.empty()) return fail(error);
+  if (out.target.scheme == Scheme::https) return fail("https:// is not supported by this build yet");
+  if (out.target.scheme != Scheme::https && (!out.cacert.empty() || out.insecure)) {
+    return fail(std::string(out.insecure ? "-k/--insecure" : "--cacert") + " is for https:// URLs");
+  }
+  if (!out.unix_socket.empty() && (out.family != Family::any || !out.resolve.empty())) {
+    return fail("--unix-socket connects to a path: no -4, -6 or --resolve with it");
+  }
+  // Once, before any connection: nothing on the request path resolves.
+  if (const std::string error = resolve_target(out.target, out.resolve, out.family, out.unix_socket);
+      !error.empty()) {
+    return fail(error);
+  }
   if (!body_file.empty()) {
     if (!out.body.empty()) return fail("--body and --body-file are exclusive");
     if (const std::string error = read_body_file("--body-file", body_file, out.body); !error.empty()) {
@@ -391,6 +437,7 @@ ParseOutcome parse_options(int argc, char** argv, Options& out) {
   } else if (out.cpus.size() < out.threads) {
     return fail("--cpus lists fewer CPUs than --threads");
   }
+  if (out.url_defaulted) std::fprintf(stderr, "client: no URL given: loading %s\n", default_url);
   return ParseOutcome::run;
 }
 

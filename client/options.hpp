@@ -19,9 +19,25 @@ namespace ringhttp::client {
 // a division by the rate, times 10^9, stay far below 2^64).
 inline constexpr std::uint64_t rate_per_s_max = 100'000'000;
 
+// With no URL the client loads the server's default address.
+inline constexpr const char* default_url = "http://127.0.0.1:8080/plaintext";
+
 struct Options {
   Target target;
   std::string url;
+  bool url_defaulted = false;  // no URL was given: default_url
+  // --resolve, repeatable; -4/-6; --unix-socket (the URL then names Host and path).
+  std::vector<ResolveOverride> resolve;
+  Family family = Family::any;
+  std::string unix_socket;
+  // https://: --cacert (empty: the system's store), -k/--insecure.
+  std::string cacert;
+  bool insecure = false;
+  // --requests-per-connection: each connection closes after this many
+  // responses (its last request says Connection: close); 0: never.
+  std::uint32_t requests_per_connection = 0;
+  // A connection (and its TLS handshake) not ready by then is a connect error.
+  std::uint64_t connect_timeout_ns = 2'000'000'000;
   std::uint32_t connections = 10;
   std::uint32_t threads = 1;
   std::vector<int> cpus;  // one per thread, within the process's CPU mask (default: the mask, spread)

@@ -16,8 +16,10 @@ bool has_header(const Options& options, std::string_view name) {
   return false;
 }
 
-// One request with the placeholder (if any) replaced by `value`.
-std::string serialize(const Options& options, const Placeholder* placeholder, std::uint64_t value) {
+// One request with the placeholder (if any) replaced by `value`; with
+// `closing`, it asks the server to close after its response.
+std::string serialize(const Options& options, const Placeholder* placeholder, std::uint64_t value,
+                      bool closing = false) {
   const auto field = [&](std::string_view text) {
     return placeholder != nullptr ? substitute(text, *placeholder, value) : std::string(text);
   };
@@ -27,6 +29,7 @@ std::string serialize(const Options& options, const Placeholder* placeholder, st
   one.append(options.method).append(" ").append(field(options.target.path)).append(" HTTP/1.1\r\n");
   if (!has_header(options, "Host")) one.append("Host: ").append(options.target.host_header).append("\r\n");
   for (const std::string& h : options.headers) one.append(field(h)).append("\r\n");
+  if (closing) one.append("Connection: close\r\n");
   // A body always carries its length; a user's own Content-Length wins.
   if (!body.empty() && !has_header(options, "Content-Length")) {
     one.append("Content-Length: ").append(std::to_string(body.size())).append("\r\n");
@@ -59,7 +62,16 @@ RequestBytes::RequestBytes(const Options& options) : head_request_(options.metho
     bytes_.append(requests[i % distinct_]);
   }
   starts_.push_back(std::uint32_t(bytes_.size()));
-  assert(bytes_.size() + expected_.size() <= serialized_bytes_max && "check_serialized_size() bounds this");
+  if (options.requests_per_connection > 0) {
+    closing_starts_.reserve(distinct_ + 1);
+    for (std::size_t i = 0; i < distinct_; ++i) {
+      closing_starts_.push_back(std::uint32_t(closing_.size()));
+      closing_.append(serialize(options, placeholder, values[i], true));
+    }
+    closing_starts_.push_back(std::uint32_t(closing_.size()));
+  }
+  assert(bytes_.size() + closing_.size() + expected_.size() <= serialized_bytes_max &&
+         "check_serialized_size() bounds this");
 }
 
 std::string check_serialized_size(const Options& options) {
@@ -70,7 +82,8 @@ std::string check_serialized_size(const Options& options) {
   const std::uint64_t one = serialize(options, placeholder, widest).size();
   const std::uint64_t body = placeholder ? substitute(options.expect_body, *placeholder, widest).size()
                                          : options.expect_body.size();
-  const std::uint64_t total = one * (count + options.pipeline - 1) + body * count;
+  const std::uint64_t closing = options.requests_per_connection > 0 ? (one + 19) * count : 0;  // + "Connection: close\r\n"
+  const std::uint64_t total = one * (count + options.pipeline - 1) + closing + body * count;
   if (total > serialized_bytes_max) {
     return "the requests and expected bodies would take " + std::to_string(total >> 20) + " MiB, more than the " +
            std::to_string(serialized_bytes_max >> 20) + " MiB they are allowed (fewer values, a smaller body or "

@@ -33,6 +33,12 @@ class RequestBytes {
   std::string_view batch(std::size_t first, std::size_t count) const {
     return std::string_view(bytes_).substr(starts_[first], starts_[first + count] - starts_[first]);
   }
+  // Request i (< distinct()) with Connection: close, for the last request
+  // of a connection under --requests-per-connection (empty otherwise).
+  std::string_view closing(std::size_t i) const {
+    if (closing_starts_.empty()) return {};
+    return std::string_view(closing_).substr(closing_starts_[i], closing_starts_[i + 1] - closing_starts_[i]);
+  }
   // What request i's response body must be (when bodies are checked).
   std::string_view expected_body(std::size_t i) const {
     return std::string_view(expected_).substr(expected_starts_[i], expected_starts_[i + 1] - expected_starts_[i]);
@@ -42,6 +48,8 @@ class RequestBytes {
  private:
   std::string bytes_;
   std::vector<std::uint32_t> starts_;  // where each request starts in bytes_, and the end
+  std::string closing_;
+  std::vector<std::uint32_t> closing_starts_;
   std::string expected_;
   std::vector<std::uint32_t> expected_starts_;
   std::size_t distinct_ = 1;

@@ -37,16 +37,17 @@ constexpr std::uint64_t finish_poll_ns = 5'000'000;
 constexpr std::uint64_t timed_finish_poll_ns = 100'000'000;
 
 // A plain blocking connect before any worker starts, so that a server that
-// is not there gets one clear message instead of a table of zeros.
-std::string check_reachable(const Options& options) {
-  const net::Address& address = options.target.address;
+// is not there gets one clear message instead of a table of zeros. The
+// target's addresses are tried in order; `first` is the one that accepted,
+// where every connection goes first.
+std::string connect_error(const net::Address& address, std::uint64_t timeout_ns) {
   const int fd = ::socket(address.family(), SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (fd < 0) return std::string("socket: ") + std::strerror(errno);
   int rc = ::connect(fd, address.get(), address.length);
   int error = rc == 0 ? 0 : errno;
   if (error == EINPROGRESS) {
     pollfd p{fd, POLLOUT, 0};
-    const int ready = ::poll(&p, 1, int(options.timeout_ns / 1'000'000));
+    const int ready = ::poll(&p, 1, int(timeout_ns / 1'000'000));
     socklen_t len = sizeof error;
     if (ready <= 0) {
       error = ETIMEDOUT;
@@ -55,8 +56,22 @@ std::string check_reachable(const Options& options) {
     }
   }
   ::close(fd);
-  if (error == 0) return {};
-  return "cannot connect to " + address.to_string() + ": " + std::strerror(error);
+  return error == 0 ? std::string() : std::strerror(error);
+}
+
+std::string check_reachable(const Options& options, std::uint32_t& first) {
+  const std::vector<net::Address>& addresses = options.target.addresses;
+  std::string failures;
+  for (std::uint32_t i = 0; i < addresses.size(); ++i) {
+    const std::string error = connect_error(addresses[i], options.connect_timeout_ns);
+    if (error.empty()) {
+      first = i;
+      return {};
+    }
+    if (addresses.size() == 1) return "cannot connect to " + addresses[i].to_string() + ": " + error;
+    failures.append(failures.empty() ? "" : "; ").append(addresses[i].to_string()).append(": ").append(error);
+  }
+  return "cannot connect to " + options.target.host + " (" + failures + ")";
 }
 
 // Every connection is a descriptor, and a reconnect briefly holds two.
@@ -278,7 +293,8 @@ int run(const Options& options) {
     std::fprintf(stderr, "client: %s\n", error.c_str());
     return 2;
   }
-  if (const std::string error = check_reachable(options); !error.empty()) {
+  std::uint32_t first_address = 0;
+  if (const std::string error = check_reachable(options, first_address); !error.empty()) {
     std::fprintf(stderr, "client: %s\n", error.c_str());
     return 1;
   }
@@ -312,7 +328,8 @@ int run(const Options& options) {
 
   const RequestBytes request(options);
   std::vector<std::unique_ptr<Worker>> workers;
-  for (const WorkerPlan& plan : make_plans(options)) {
+  for (WorkerPlan& plan : make_plans(options)) {
+    plan.first_address = first_address;
     workers.push_back(std::make_unique<Worker>(options, request, features, plan));
   }
   Timeline timeline;

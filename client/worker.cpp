@@ -108,6 +108,7 @@ bool Worker::setup() {
     assert(conn.slot == i);
     conn.worker = this;
     conn.global_index = plan_.first_global_connection + i;
+    conn.address_index = plan_.first_address;
     // With -p, batches are paced (options checked that rate / pipeline is
     // whole): each slot of the schedule carries -p requests.
     if (options_.rate > 0)
@@ -182,7 +183,10 @@ void Worker::after_batch() {
       conn.rearm_recv = false;
       arm_recv(conn);
     }
-    if (conn.state == ConnState::idle && !stopping_ && now_ns_ >= conn.reconnect_at_ns) connect(conn);
+    // A slot reconnects only while requests remain to be sent (-n).
+    if (conn.state == ConnState::idle && !stopping_ && may_send_more() && now_ns_ >= conn.reconnect_at_ns) {
+      connect(conn);
+    }
   });
   // The open model: every slot due by now, in order, its connection sending
   // if it is free (one that is not sends as its answers arrive).
@@ -203,7 +207,7 @@ void Worker::on_tick() {
     Connection& conn = table_[i];
     switch (conn.state) {
       case ConnState::idle:
-        if (!stopping_ && now_ns_ >= conn.reconnect_at_ns) connect(conn);
+        if (!stopping_ && may_send_more() && now_ns_ >= conn.reconnect_at_ns) connect(conn);
         break;
       case ConnState::connecting:
         if (now_ns_ >= conn.deadline_ns) fail(conn, ErrorClass::timeout);
@@ -243,22 +247,36 @@ void Worker::count_error(ErrorClass error) {
 
 void Worker::connect(Connection& conn) {
   assert(conn.state == ConnState::idle);
-  const net::Address& address = options_.target.address;
+  if (options_.requests_per_connection > 0) {
+    // The socket's quota: what it sends before its Connection: close. With
+    // -n, only what no other socket was promised; none left: no socket.
+    std::uint64_t quota = options_.requests_per_connection;
+    if (plan_.requests > 0) quota = std::min(quota, plan_.requests - requests_reserved_);
+    if (quota == 0) return;
+    conn.socket_quota = std::uint32_t(quota);
+    if (plan_.requests > 0) requests_reserved_ += quota;
+  }
+  const net::Address& address = options_.target.addresses[conn.address_index];
   const int fd = ::socket(address.family(), SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) {
     // Out of descriptors or memory: a connect error, retried after a pause.
+    give_back_quota(conn);
     count_error(ErrorClass::connect);
     conn.connect_failed = true;
     conn.reconnect_at_ns = now_ns_ + connect_backoff_ns;
     return;
   }
-  const int one = 1;
-  ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  if (address.family() != AF_UNIX) {
+    const int one = 1;
+    ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  }
   table_.renew(conn);
   conn.fd = fd;
   conn.state = ConnState::connecting;
-  conn.deadline_ns = now_ns_ + options_.timeout_ns;
+  conn.deadline_ns = now_ns_ + options_.connect_timeout_ns;
   conn.outstanding = 0;
+  conn.sent_on_socket = 0;
+  conn.then_len = 0;
   conn.recv_armed = conn.send_inflight = conn.rearm_recv = conn.peer_closing = conn.unsolicited = false;
   conn.enobufs_in_a_row = 0;
   ++open_sockets_;
@@ -276,6 +294,8 @@ void Worker::on_connect(Connection& conn, std::int32_t res) {
     // retried; a connect we built wrongly is a bug.
     assert(uring::classify(res) != uring::ErrnoClass::bug && "a connect was refused as invalid");
     conn.connect_failed = true;
+    // The next attempt tries the target's next address.
+    conn.address_index = std::uint32_t((conn.address_index + 1) % options_.target.addresses.size());
     if (++connect_failures_in_a_row_ >= connect_failures_in_a_row_max && gave_up_.empty()) {
       gave_up_ = std::to_string(connect_failures_in_a_row_) +
                  " connects in a row failed, the last with: " + std::strerror(-res);
@@ -417,14 +437,34 @@ void Worker::maybe_send(Connection& conn) {
   }
   std::uint64_t count = options_.pipeline;
   if (plan_.requests > 0) count = std::min<std::uint64_t>(count, plan_.requests - requests_sent_);
+  // --requests-per-connection: the socket's last request says Connection:
+  // close, and nothing is sent after it.
+  const bool churn = options_.requests_per_connection > 0;
+  if (churn) {
+    if (conn.sent_on_socket >= conn.socket_quota) return;
+    count = std::min<std::uint64_t>(count, conn.socket_quota - conn.sent_on_socket);
+    conn.sent_on_socket += std::uint32_t(count);
+  }
+  const bool closing = churn && conn.sent_on_socket == conn.socket_quota;
   requests_sent_ += count;
   conn.outstanding = std::uint32_t(count);
   conn.sent_at_ns = now_ns_;
   conn.deadline_ns = now_ns_ + options_.timeout_ns;
-  const std::string_view batch = request_.batch(next_request_, count);
+  const std::string_view batch = request_.batch(next_request_, closing ? count - 1 : count);
   conn.send_base = batch.data();
   conn.send_offset = 0;
   conn.send_end = std::uint32_t(batch.size());
+  conn.then_len = 0;
+  if (closing) {
+    const std::string_view last = request_.closing((next_request_ + count - 1) % request_.distinct());
+    if (batch.empty()) {
+      conn.send_base = last.data();
+      conn.send_end = std::uint32_t(last.size());
+    } else {
+      conn.then_base = last.data();
+      conn.then_len = std::uint32_t(last.size());
+    }
+  }
   if (varying_bodies_) {
     conn.expect_index = std::uint32_t(next_request_);
     conn.parser.expect_body(request_.expected_body(conn.expect_index));
@@ -458,6 +498,13 @@ void Worker::on_send(Connection& conn, std::int32_t res) {
   // A short send resumes at the next unsent byte; only one send is ever in
   // flight per connection, so bytes cannot be reordered.
   if (conn.send_offset < conn.send_end) return submit_send(conn);
+  if (conn.then_len > 0) {
+    conn.send_base = conn.then_base;
+    conn.send_offset = 0;
+    conn.send_end = conn.then_len;
+    conn.then_len = 0;
+    return submit_send(conn);
+  }
   maybe_send(conn);
 }
 
@@ -483,8 +530,18 @@ void Worker::abort(Connection& conn) {
   maybe_release(conn);
 }
 
+// What a socket was promised and did not send goes back to the pool (-n
+// with --requests-per-connection), for the slot's next socket or another's.
+void Worker::give_back_quota(Connection& conn) {
+  if (options_.requests_per_connection == 0 || plan_.requests == 0) return;
+  assert(requests_reserved_ >= conn.socket_quota - conn.sent_on_socket);
+  requests_reserved_ -= conn.socket_quota - conn.sent_on_socket;
+  conn.socket_quota = conn.sent_on_socket = 0;
+}
+
 void Worker::maybe_release(Connection& conn) {
   if (conn.state != ConnState::closing || !conn.inflight.none()) return;
+  give_back_quota(conn);
   ::close(conn.fd);
   conn.fd = -1;
   conn.state = ConnState::idle;

@@ -40,6 +40,7 @@ struct WorkerPlan {
   std::uint32_t connections = 0;
   std::uint32_t first_global_connection = 0;
   std::uint64_t requests = 0;  // -n: this worker's share; 0 for a timed run
+  std::uint32_t first_address = 0;  // the target's address every connection tries first
 };
 
 class Worker {
@@ -110,6 +111,7 @@ class Worker {
   void fail(Connection& conn, ErrorClass error);
   void abort(Connection& conn);
   void maybe_release(Connection& conn);
+  void give_back_quota(Connection& conn);
   void count_error(ErrorClass error);
   void finish_requests(std::uint64_t n) { requests_done_ += n; }
   bool may_send_more() const;
@@ -134,6 +136,9 @@ class Worker {
   std::uint64_t stop_deadline_ns_ = 0;
   std::uint32_t open_sockets_ = 0;
   std::uint64_t requests_sent_ = 0;  // -n: requests handed to sends
+  // -n with --requests-per-connection: requests promised to open sockets'
+  // quotas, so that no socket opens for requests others will send.
+  std::uint64_t requests_reserved_ = 0;
   std::size_t next_request_ = 0;     // the next of the run's distinct requests to send
   bool varying_bodies_ = false;      // each response has its own expected body (a placeholder in it)
   std::uint64_t requests_done_ = 0;  // -n: answered or failed

@@ -2,7 +2,9 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <sys/un.h>
 
+#include <cstddef>
 #include <cstring>
 
 #include "core/text/parse_number.hpp"
@@ -48,11 +50,13 @@ bool parse_endpoint(std::string_view text, Address& out) {
 }
 
 std::uint16_t Address::port() const {
+  if (family() == AF_UNIX) return 0;
   if (family() == AF_INET) return ntohs(reinterpret_cast<const sockaddr_in*>(&storage)->sin_port);
   return ntohs(reinterpret_cast<const sockaddr_in6*>(&storage)->sin6_port);
 }
 
 void Address::set_port(std::uint16_t port) {
+  if (family() == AF_UNIX) return;
   if (family() == AF_INET) {
     reinterpret_cast<sockaddr_in*>(&storage)->sin_port = htons(port);
   } else {
@@ -61,6 +65,7 @@ void Address::set_port(std::uint16_t port) {
 }
 
 std::string Address::to_string() const {
+  if (family() == AF_UNIX) return std::string("unix:") + reinterpret_cast<const sockaddr_un*>(&storage)->sun_path;
   char text[INET6_ADDRSTRLEN] = "?";
   if (family() == AF_INET) {
     ::inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(&storage)->sin_addr, text, sizeof text);
@@ -74,15 +79,15 @@ std::string Address::to_string() const {
   return out;
 }
 
-bool is_loopback(const Address& address) {
-  if (address.family() == AF_INET) {
-    const std::uint32_t ip = ntohl(reinterpret_cast<const sockaddr_in*>(&address.storage)->sin_addr.s_addr);
-    return (ip >> 24) == 127;
-  }
-  if (address.family() == AF_INET6) {
-    return IN6_IS_ADDR_LOOPBACK(&reinterpret_cast<const sockaddr_in6*>(&address.storage)->sin6_addr);
-  }
-  return false;
+bool unix_address(std::string_view path, Address& out) {
+  out = Address{};
+  auto* un = reinterpret_cast<sockaddr_un*>(&out.storage);
+  if (path.empty() || path.size() >= sizeof un->sun_path) return false;
+  un->sun_family = AF_UNIX;
+  std::memcpy(un->sun_path, path.data(), path.size());
+  un->sun_path[path.size()] = '\0';
+  out.length = socklen_t(offsetof(sockaddr_un, sun_path) + path.size() + 1);
+  return true;
 }
 
 }  // namespace ringhttp::net

@@ -1,5 +1,6 @@
 #pragma once
-// Socket addresses from text: IPv4 dotted quads and IPv6 literals.
+// Socket addresses from text: IPv4 dotted quads, IPv6 literals and
+// Unix-domain socket paths.
 
 #include <sys/socket.h>
 
@@ -17,7 +18,7 @@ struct Address {
   const sockaddr* get() const { return reinterpret_cast<const sockaddr*>(&storage); }
   std::uint16_t port() const;
   void set_port(std::uint16_t port);
-  std::string to_string() const;  // "127.0.0.1:8080" or "[::1]:8080"
+  std::string to_string() const;  // "127.0.0.1:8080", "[::1]:8080" or "unix:/run/app.sock"
 };
 
 // Parses an address literal (no name resolution). False on bad input.
@@ -29,7 +30,8 @@ bool parse_address(std::string_view host, std::uint16_t port, Address& out);
 // refused, since its last colon could be part of the address.
 bool parse_endpoint(std::string_view text, Address& out);
 
-// Loopback only: 127.0.0.0/8 or ::1. Load generators refuse anything else.
-bool is_loopback(const Address& address);
+// A Unix-domain socket's path (AF_UNIX). False when it is empty or longer
+// than sockaddr_un holds (107 bytes and its terminating NUL).
+bool unix_address(std::string_view path, Address& out);
 
 }  // namespace ringhttp::net

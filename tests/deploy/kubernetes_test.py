@@ -3,9 +3,10 @@
 own comments say: it parses as YAML, is an Indexed Job whose completions
 and parallelism equal its SHARDS, and its client container runs the
 client with --shard from JOB_COMPLETION_INDEX, one --start-at for all,
---json into the shared reports volume, a loopback target (the client
-refuses any other), and the image the comments name. What a cluster would
-do with it cannot be checked here."""
+--json into the shared reports volume, the server's Service by its
+cluster DNS name as the target (no server in the client's pod), and the
+image the comments name. What a cluster would do with it cannot be
+checked here."""
 import os
 import re
 import sys
@@ -44,9 +45,13 @@ def main():
                    '/reports/report-${JOB_COMPLETION_INDEX}.json', "/usr/local/bin/client"):
         if needed not in command:
             failures.append(f"the client's command lacks {needed!r}: {command}")
-    target = re.search(r"http://([^/:]+)", command)
-    if not target or not (target.group(1).startswith("127.") or target.group(1) == "[::1]"):
-        failures.append(f"the target is not on loopback, which the client refuses: {command}")
+    if '"${TARGET_URL}"' not in command:
+        failures.append(f"the client's command does not load TARGET_URL: {command}")
+    target = re.match(r"https?://([^/:]+)(:\d+)?/", env.get("TARGET_URL") or "")
+    if not target or not re.search(r"\.svc(\.cluster\.local)?$", target.group(1)):
+        failures.append(f"TARGET_URL is not a Service's cluster DNS name: {env.get('TARGET_URL')}")
+    if set(containers) != {"client"}:
+        failures.append(f"containers {sorted(containers)}: the load pods run the client only")
     mounts = {m["mountPath"] for m in client.get("volumeMounts", [])}
     if "/reports" not in mounts:
         failures.append("the reports volume is not mounted at /reports")

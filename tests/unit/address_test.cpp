@@ -2,6 +2,8 @@
 #include <gtest/gtest.h>
 #include <sys/socket.h>
 
+#include <string>
+
 #include "core/net/address.hpp"
 
 namespace ringhttp::net {
@@ -32,6 +34,17 @@ TEST(Endpoint, refuses_anything_else) {
     Address a;
     EXPECT_FALSE(parse_endpoint(bad, a)) << bad;
   }
+}
+
+TEST(UnixAddress, holds_a_path_up_to_sockaddr_un_and_names_it) {
+  Address a;
+  ASSERT_TRUE(unix_address("/run/app.sock", a));
+  EXPECT_EQ(a.family(), AF_UNIX);
+  EXPECT_EQ(a.to_string(), "unix:/run/app.sock");
+  EXPECT_EQ(a.port(), 0);
+  ASSERT_TRUE(unix_address(std::string(107, 'x'), a)) << "107 bytes and the NUL fill sun_path";
+  EXPECT_FALSE(unix_address(std::string(108, 'x'), a));
+  EXPECT_FALSE(unix_address("", a));
 }
 
 }  // namespace

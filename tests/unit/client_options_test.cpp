@@ -37,21 +37,119 @@ TEST(ClientOptions, durations_take_units) {
   EXPECT_FALSE(parse_duration("-1s", ns));
 }
 
-TEST(ClientOptions, urls_name_a_loopback_literal) {
+TEST(ClientOptions, urls_take_names_literals_and_both_schemes) {
   Target t;
   EXPECT_EQ(parse_url("http://127.0.0.1:8080/json?x=1", t), "");
-  EXPECT_EQ(t.address.to_string(), "127.0.0.1:8080");
+  ASSERT_EQ(t.addresses.size(), 1u);
+  EXPECT_EQ(t.addresses[0].to_string(), "127.0.0.1:8080");
   EXPECT_EQ(t.path, "/json?x=1");
   EXPECT_EQ(t.host_header, "127.0.0.1:8080");
-  EXPECT_EQ(parse_url("http://localhost", t), "");
-  EXPECT_EQ(t.address.to_string(), "127.0.0.1:80");
+  EXPECT_TRUE(t.host_is_literal);
+  EXPECT_EQ(t.scheme, Scheme::http);
+  // A name is kept for the resolver, lower case; nothing is resolved yet.
+  EXPECT_EQ(parse_url("http://MyServer.example:8080", t), "");
+  EXPECT_EQ(t.host, "myserver.example");
+  EXPECT_FALSE(t.host_is_literal);
+  EXPECT_TRUE(t.addresses.empty());
+  EXPECT_EQ(t.host_header, "myserver.example:8080");
   EXPECT_EQ(t.path, "/");
+  // The scheme's default port is left out of Host, given or not.
+  EXPECT_EQ(parse_url("https://api.example.com/users/1", t), "");
+  EXPECT_EQ(t.scheme, Scheme::https);
+  EXPECT_EQ(t.port, 443);
+  EXPECT_EQ(t.host_header, "api.example.com");
+  EXPECT_EQ(parse_url("http://api.example.com:80/", t), "");
+  EXPECT_EQ(t.host_header, "api.example.com");
+  EXPECT_EQ(parse_url("https://api.example.com:80/", t), "");
+  EXPECT_EQ(t.host_header, "api.example.com:80");
   EXPECT_EQ(parse_url("http://[::1]:9000/a", t), "");
-  EXPECT_EQ(t.address.to_string(), "[::1]:9000");
-  for (const char* bad : {"https://127.0.0.1/", "ftp://127.0.0.1/", "http://", "http:///x", "http://127.0.0.1:0/",
-                          "http://127.0.0.1:65536/", "http://127.0.0.1:x/", "http://127.0.0.1:/", "http://example.com/",
-                          "http://10.1.2.3/", "http://[::1/"}) {
+  EXPECT_EQ(t.addresses[0].to_string(), "[::1]:9000");
+  EXPECT_EQ(t.host, "::1");
+  EXPECT_EQ(t.host_header, "[::1]:9000");
+  EXPECT_EQ(parse_url("http://10.1.2.3/?q", t), "") << "any address: only the tests keep to loopback";
+  EXPECT_EQ(t.path, "/?q");
+  for (const char* bad : {"ftp://127.0.0.1/", "http://", "http:///x", "http://127.0.0.1:0/", "http://127.0.0.1:65536/",
+                          "http://127.0.0.1:x/", "http://127.0.0.1:/", "http://[::1/", "http://[127.0.0.1]/",
+                          "http://::1/", "http://a b/", "http://user@host/", "http://host/#frag", "127.0.0.1:80"}) {
     EXPECT_NE(parse_url(bad, t), "") << bad;
+  }
+}
+
+TEST(ClientOptions, resolve_overrides_take_curls_form) {
+  ResolveOverride r;
+  ASSERT_EQ(parse_resolve("API.test:443:127.0.0.2", r), "");
+  EXPECT_EQ(r.host, "api.test");
+  EXPECT_EQ(r.port, 443);
+  ASSERT_EQ(r.addresses.size(), 1u);
+  EXPECT_EQ(r.addresses[0].to_string(), "127.0.0.2:443");
+  ASSERT_EQ(parse_resolve("a.test:80:127.0.0.1,[::1],::1", r), "");
+  ASSERT_EQ(r.addresses.size(), 3u);
+  EXPECT_EQ(r.addresses[1].to_string(), "[::1]:80");
+  for (const char* bad : {"a.test", "a.test:80", "a.test:80:", "a.test:0:127.0.0.1", "a.test:80:nowhere",
+                          ":80:127.0.0.1", "a.test:80:127.0.0.1,"}) {
+    EXPECT_NE(parse_resolve(bad, r), "") << bad;
+  }
+}
+
+TEST(ClientOptions, targets_resolve_once_by_override_literal_or_resolver) {
+  Target t;
+  ResolveOverride r;
+  ASSERT_EQ(parse_resolve("api.test:8080:127.0.0.9", r), "");
+  ASSERT_EQ(parse_url("http://api.test:8080/", t), "");
+  ASSERT_EQ(resolve_target(t, {r}, Family::any, ""), "");
+  ASSERT_EQ(t.addresses.size(), 1u);
+  EXPECT_EQ(t.addresses[0].to_string(), "127.0.0.9:8080");
+  EXPECT_EQ(t.host_header, "api.test:8080") << "Host names the URL's host, never the address";
+  // Another port is not overridden: the resolver is asked (localhost is in
+  // every hosts file).
+  ASSERT_EQ(parse_url("http://localhost:8081/", t), "");
+  ASSERT_EQ(resolve_target(t, {r}, Family::ipv4, ""), "");
+  ASSERT_FALSE(t.addresses.empty());
+  EXPECT_EQ(t.addresses[0].to_string(), "127.0.0.1:8081");
+  // -4/-6 keep to one family, and say so when nothing is left.
+  ASSERT_EQ(parse_url("http://127.0.0.1:80/", t), "");
+  EXPECT_NE(resolve_target(t, {}, Family::ipv6, ""), "");
+  ASSERT_EQ(parse_url("http://api.test:8080/", t), "");
+  const std::string none = resolve_target(t, {r}, Family::ipv6, "");
+  EXPECT_NE(none.find("no IPv6 address"), std::string::npos) << none;
+  // A Unix socket replaces every address.
+  ASSERT_EQ(parse_url("http://app.internal/x", t), "");
+  ASSERT_EQ(resolve_target(t, {}, Family::any, "/run/app.sock"), "");
+  ASSERT_EQ(t.addresses.size(), 1u);
+  EXPECT_EQ(t.addresses[0].to_string(), "unix:/run/app.sock");
+  EXPECT_NE(resolve_target(t, {}, Family::any, std::string(200, 'x')), "") << "longer than sockaddr_un holds";
+}
+
+TEST(ClientOptions, with_no_url_the_servers_default_address_is_loaded) {
+  Options o;
+  ASSERT_EQ(parse({"-c", "4"}, o), ParseOutcome::run);
+  EXPECT_TRUE(o.url_defaulted);
+  EXPECT_EQ(o.url, "http://127.0.0.1:8080/plaintext");
+  ASSERT_EQ(o.target.addresses.size(), 1u);
+  EXPECT_EQ(o.target.addresses[0].to_string(), "127.0.0.1:8080");
+}
+
+TEST(ClientOptions, connection_flags_are_checked) {
+  Options o;
+  ASSERT_EQ(parse({"-4", "--requests-per-connection", "3", "--connect-timeout", "500ms", "--resolve",
+                   "a.test:80:127.0.0.1", "http://a.test/"},
+                  o),
+            ParseOutcome::run);
+  EXPECT_EQ(o.family, Family::ipv4);
+  EXPECT_EQ(o.requests_per_connection, 3u);
+  EXPECT_EQ(o.connect_timeout_ns, 500'000'000u);
+  EXPECT_EQ(o.target.addresses[0].to_string(), "127.0.0.1:80");
+  for (const std::vector<std::string>& bad : std::vector<std::vector<std::string>>{
+           {"-4", "-6", "http://127.0.0.1/"},
+           {"--requests-per-connection", "0", "http://127.0.0.1/"},
+           {"--connect-timeout", "0", "http://127.0.0.1/"},
+           {"-k", "http://127.0.0.1/"},
+           {"--cacert", "ca.pem", "http://127.0.0.1/"},
+           {"--unix-socket", "/tmp/s", "-4", "http://127.0.0.1/"},
+           {"--resolve", "a.test:80", "http://a.test/"},
+           {"http://127.0.0.1/", "http://127.0.0.1/"}}) {
+    Options refused;
+    EXPECT_EQ(parse(bad, refused), ParseOutcome::exit_usage) << bad[0];
   }
 }
 
@@ -87,7 +185,6 @@ TEST(ClientOptions, wrk_like_flags_parse) {
 
 TEST(ClientOptions, impossible_or_unknown_input_is_a_usage_error) {
   const std::vector<std::vector<std::string>> bad = {
-      {},
       {"http://127.0.0.1/", "http://127.0.0.1/"},
       {"--frobnicate", "http://127.0.0.1/"},
       {"-c", "0", "http://127.0.0.1/"},
@@ -98,8 +195,7 @@ TEST(ClientOptions, impossible_or_unknown_input_is_a_usage_error) {
       {"-H", "no colon", "http://127.0.0.1/"},
       {"-n", "10", "-w", "1s", "http://127.0.0.1/"},
       {"--uring", "no-such-thing", "http://127.0.0.1/"},
-      {"https://127.0.0.1/"},
-      {"http://192.168.1.1/"},
+      {"http://192.168.1.1:0/"},
   };
   for (const auto& args : bad) {
     Options o;

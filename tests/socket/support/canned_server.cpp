@@ -87,9 +87,19 @@ void CannedServer::serve_connection(int fd) {
       // echo server, becomes the response body.
       const std::size_t body_bytes = content_length(std::string_view(input).substr(0, end + 2));
       if (input.size() < end + 4 + body_bytes) break;
-      const std::string body = input.substr(end + 4, body_bytes);
+      std::string body = input.substr(end + 4, body_bytes);
+      if (reply_ == echo_host) {
+        // The value of the first Host line, as sent (names are case-insensitive).
+        const std::string head = input.substr(0, end + 2);
+        std::string lower = head;
+        for (char& c : lower) c = char(std::tolower(static_cast<unsigned char>(c)));
+        const std::size_t at = lower.find("\r\nhost:");
+        body = at == std::string::npos ? std::string("(no host)")
+                                       : head.substr(at + 7, head.find("\r\n", at + 2) - (at + 7));
+        while (!body.empty() && body.front() == ' ') body.erase(0, 1);
+      }
       input.erase(0, end + 4 + body_bytes);
-      if (reply_ == echo) {
+      if (reply_ == echo || reply_ == echo_host) {
         const std::string response =
             "HTTP/1.1 200 OK\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
         if (::send(fd, response.data(), response.size(), MSG_NOSIGNAL) < 0) return;

@@ -16,6 +16,8 @@ class CannedServer {
   enum class After { keep_open, close };
   // As `reply`: answer each request with its own body (200, Content-Length).
   static constexpr const char* echo = "(echo)";
+  // As `reply`: answer each request with its Host header's value as the body.
+  static constexpr const char* echo_host = "(host)";
   // `reply` is sent once per request read (a request ends at its blank line;
   // bodies are not expected). With `reply` empty it never answers.
   CannedServer(std::string reply, After after);
