@@ -31,6 +31,7 @@
 #include "support/hdrhistogram.hpp"
 #include "support/json_report.hpp"
 #include "support/metrics.hpp"
+#include "support/nginx.hpp"
 #include "support/requests.hpp"
 #include "support/server_process.hpp"
 #include "support/shell.hpp"
@@ -647,77 +648,9 @@ TEST(Client, rate_mode_corrected_latency_shows_a_stall_that_the_uncorrected_one_
 namespace socket_test {
 namespace {
 
-// Debian's nginx on a loopback port of its own, for as long as the test runs.
-class Nginx {
- public:
-  Nginx() {
-    dir_ = testing::TempDir() + "client_test_nginx." + std::to_string(::getpid());
-    std::filesystem::create_directories(dir_);
-    port_ = free_port();
-    std::ofstream conf(dir_ + "/nginx.conf");
-    conf << "daemon off; master_process off; worker_processes 1;\n"
-         << "pid " << dir_ << "/nginx.pid; error_log " << dir_ << "/error.log;\n"
-         << "events { worker_connections 1024; }\n"
-         << "http { access_log off;\n"
-         << "  client_body_temp_path " << dir_ << "/body; proxy_temp_path " << dir_ << "/proxy;\n"
-         << "  fastcgi_temp_path " << dir_ << "/fastcgi; uwsgi_temp_path " << dir_ << "/uwsgi;\n"
-         << "  scgi_temp_path " << dir_ << "/scgi;\n"
-         << "  server { listen 127.0.0.1:" << port_ << "; location / { return 200 \"Hello, World!\"; } } }\n";
-    conf.close();
-    pid_ = ::fork();
-    if (pid_ == 0) {
-      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-      const std::string conf_path = dir_ + "/nginx.conf";
-      ::execl(nginx_path, nginx_path, "-p", dir_.c_str(), "-c", conf_path.c_str(), static_cast<char*>(nullptr));
-      ::_exit(127);
-    }
-    // Listening when a connect succeeds (the test asserts that it does).
-    eventually([this] { return accepts(); }, std::chrono::seconds(30));
-  }
-  ~Nginx() {
-    ::kill(pid_, SIGKILL);
-    int status = 0;
-    ::waitpid(pid_, &status, 0);
-    std::error_code ignored;
-    std::filesystem::remove_all(dir_, ignored);
-  }
-  Nginx(const Nginx&) = delete;
-  Nginx& operator=(const Nginx&) = delete;
-
-  static constexpr const char* nginx_path = "/usr/sbin/nginx";
-  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_) + "/"; }
-  bool accepts() const {
-    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(port_);
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    const bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
-    ::close(fd);
-    return ok;
-  }
-
- private:
-  static std::uint16_t free_port() {
-    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof addr;
-    ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
-    ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-    ::close(fd);
-    return ntohs(addr.sin_port);
-  }
-
-  std::string dir_;
-  std::uint16_t port_ = 0;
-  pid_t pid_ = -1;
-};
-
 TEST(Client, a_run_against_debians_nginx_has_no_errors) {
   if (::access(Nginx::nginx_path, X_OK) != 0) GTEST_SKIP() << "needs nginx (tools/install-deps.sh --bench)";
-  Nginx nginx;
+  Nginx nginx({.keepalive_requests = 1000});  // nginx's own default (the fixture's is 100,000)
   ASSERT_TRUE(nginx.accepts()) << "nginx did not start";
   // 2,500 requests on 2 connections pass nginx's 1,000 requests per
   // keep-alive connection: its Connection: close is followed by reconnects.
