@@ -11,6 +11,7 @@
 
 #include "client/pacing.hpp"
 #include "core/http/response_parser.hpp"
+#include "core/tls/session.hpp"
 #include "core/uring/slot_table.hpp"
 
 namespace ringhttp::client {
@@ -20,6 +21,7 @@ class Worker;
 enum class ConnState : std::uint8_t {
   idle,        // no socket; (re)connects when reconnect_at_ns is due
   connecting,  // io_uring connect in flight
+  handshake,   // https: connected, the TLS handshake under way
   open,        // sending requests, reading responses
   closing,     // every in-flight operation cancelled; the socket closes when none is left
 };
@@ -61,6 +63,10 @@ struct Connection final : http::ResponseEvents {
 
   Pacing pacing;  // rate model: when this connection's requests are due
   http::ResponseParser parser;
+  // https: the connection's TLS, between the socket and the parser. With
+  // it, send_offset counts the batch's bytes handed to it for encryption,
+  // and the send in flight carries its ciphertext.
+  tls::Session tls;
 
   void on_response(const http::ResponseHead& head) override;
 };

@@ -55,6 +55,9 @@ struct Shard {
   std::string first_difference_key;
   std::uint64_t index = 0, count = 0, connections = 0;
   std::uint64_t requests = 0, bytes = 0, reconnects = 0;
+  bool tls = false;  // an https run: the report's "tls" object
+  std::uint64_t tls_handshakes = 0, tls_resumed = 0;
+  std::string tls_protocol, tls_cipher;
   double duration_s = 0, window_start_unix_s = 0, client_cpu_us = 0;
   std::uint64_t rate = 0;
   std::array<std::uint64_t, error_classes> errors{};
@@ -123,6 +126,16 @@ std::string read_report(const std::string& path, const std::string& contents, si
     return path + ": a field of the report is missing or of the wrong type";
   }
   s.host = host;
+  if (simdjson::dom::object tls; doc["tls"].get(tls) == simdjson::SUCCESS) {
+    std::string_view protocol, cipher;
+    if (tls["handshakes"].get(s.tls_handshakes) || tls["resumed"].get(s.tls_resumed) ||
+        tls["protocol"].get(protocol) || tls["cipher"].get(cipher)) {
+      return path + ": a field of the report's tls object is missing or of the wrong type";
+    }
+    s.tls = true;
+    s.tls_protocol = protocol;
+    s.tls_cipher = cipher;
+  }
   for (std::size_t i = 0; i < error_classes; ++i) {
     if (errors[error_name(ErrorClass(i))].get(s.errors[i])) return path + ": errors." + error_name(ErrorClass(i));
   }
@@ -371,7 +384,9 @@ int merge_main(int argc, char** argv) {
     return 2;
   }
 
-  std::uint64_t requests = 0, bytes = 0, reconnects = 0, connections = 0;
+  std::uint64_t requests = 0, bytes = 0, reconnects = 0, connections = 0, tls_handshakes = 0, tls_resumed = 0;
+  const Shard* tls = nullptr;  // the first https shard that agreed a protocol, for its name and cipher
+  bool https = false;
   std::array<std::uint64_t, error_classes> errors{};
   StatusCounts statuses{};
   double start = 1e300, end = 0, last_start = 0, cpu_us = 0;
@@ -383,6 +398,10 @@ int merge_main(int argc, char** argv) {
     bytes += s.bytes;
     reconnects += s.reconnects;
     connections += s.connections;
+    https = https || s.tls;
+    tls_handshakes += s.tls_handshakes;
+    tls_resumed += s.tls_resumed;
+    if (tls == nullptr && !s.tls_protocol.empty()) tls = &s;
     for (std::size_t i = 0; i < error_classes; ++i) errors[i] += s.errors[i];
     for (std::size_t i = 0; i < status_classes; ++i) statuses[i] += s.statuses[i];
     start = std::min(start, s.window_start_unix_s);
@@ -431,6 +450,11 @@ int merge_main(int argc, char** argv) {
       text += std::string(" ") + error_name(ErrorClass(i)) + " " + std::to_string(errors[i]);
     }
     text += "\n  reconnects  " + std::to_string(reconnects) + "\n";
+    if (https) {
+      text += "  tls         " + (tls ? tls->tls_protocol + " " + tls->tls_cipher : std::string("(no handshake)")) +
+              ", " + std::to_string(tls_handshakes) + " handshakes in the window (" + std::to_string(tls_resumed) +
+              " resumed)\n";
+    }
     text += report_statuses_row(statuses);
     text += "  client CPU  " + fmt("%.2f", requests > 0 ? cpu_us / double(requests) : 0) + " us/request (all shards)\n";
   } else {
@@ -461,10 +485,16 @@ int merge_main(int argc, char** argv) {
         out += std::string(i == 0 ? "" : ",") + "\"" + error_name(ErrorClass(i)) + "\":" + std::to_string(errors[i]);
       }
       out += "},\"errors_total\":" + std::to_string(error_total) + ",\"reconnects\":" + std::to_string(reconnects);
+      out += ",\"tls\":" +
+             (!https ? std::string("null")
+                     : "{\"protocol\":" + report_json_escape(tls ? tls->tls_protocol : "") +
+                           ",\"cipher\":" + report_json_escape(tls ? tls->tls_cipher : "") +
+                           ",\"handshakes\":" + std::to_string(tls_handshakes) +
+                           ",\"resumed\":" + std::to_string(tls_resumed) + "}");
       out += ",\"statuses\":" + report_statuses_json(statuses);
       out += ",\"client_cpu_us_per_request\":" + fmt("%.4f", requests > 0 ? cpu_us / double(requests) : 0);
     } else {  // not in a log: unknown, not zero
-      out += ",\"bytes\":null,\"errors\":null,\"errors_total\":null,\"reconnects\":null,\"statuses\":null,"
+      out += ",\"bytes\":null,\"errors\":null,\"errors_total\":null,\"reconnects\":null,\"tls\":null,\"statuses\":null,"
              "\"client_cpu_us_per_request\":null";
     }
     out += ",\"histograms\":{\"unit\":\"ns\",\"latency\":" + report_json_escape(base64(compress_v2(latency))) +

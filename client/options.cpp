@@ -50,7 +50,7 @@ constexpr const char* usage_text =
     "  -k, --insecure          https: do not verify the server's certificate or host name\n"
     "      --requests-per-connection N  close each connection after N responses (its last request\n"
     "                          says Connection: close) and open a new one (default 0: keep them)\n"
-    "      --connect-timeout T a connection (and its TLS handshake) not ready by then is a connect error\n"
+    "      --connect-timeout T a connect (and its TLS handshake) not done by then is a timeout error\n"
     "                          (default 2s)\n"
     "      --uring LIST        [profile,]switches: 5.10, 5.19, 6.0, 6.1 or all, then no-FEATURE and/or sqpoll\n"
     "      --json              the report as one JSON object on stdout (text goes to stderr)\n"
@@ -347,7 +347,6 @@ ParseOutcome parse_options(int argc, char** argv, Options& out) {
   out.url_defaulted = positional.empty();
   out.url = positional.empty() ? std::string(default_url) : std::string(positional[0]);
   if (const std::string error = parse_url(out.url, out.target); !error.empty()) return fail(error);
-  if (out.target.scheme == Scheme::https) return fail("https:// is not supported by this build yet");
   if (out.target.scheme != Scheme::https && (!out.cacert.empty() || out.insecure)) {
     return fail(std::string(out.insecure ? "-k/--insecure" : "--cacert") + " is for https:// URLs");
   }

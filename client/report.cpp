@@ -197,6 +197,11 @@ std::string format_text(const Report& r) {
     out += format(" %s %" PRIu64, error_name(ErrorClass(i)), t.errors[i]);
   }
   out += format("\n  reconnects  %" PRIu64 "\n", t.reconnects);
+  if (o.target.scheme == Scheme::https) {
+    out += format("  tls         %s %s, %" PRIu64 " handshakes in the window (%" PRIu64 " resumed)\n",
+                  r.tls_protocol.empty() ? "(no handshake)" : r.tls_protocol.c_str(), r.tls_cipher.c_str(),
+                  t.tls_handshakes, t.tls_resumed);
+  }
   out += report_statuses_row(t.statuses);
   out += format("  client CPU  %.2f us/request\n", per_request_us(r.client_cpu_ns, t.responses));
   if (r.server_cpu_ns) out += format("  server CPU  %.2f us/request\n", per_request_us(*r.server_cpu_ns, t.responses));
@@ -238,6 +243,11 @@ std::string format_json(const Report& r) {
     out += format("%s\"%s\":%" PRIu64, i == 0 ? "" : ",", error_name(ErrorClass(i)), t.errors[i]);
   }
   out += format("},\"errors_total\":%" PRIu64 ",\"reconnects\":%" PRIu64, t.error_total(), t.reconnects);
+  out += ",\"tls\":" +
+         (o.target.scheme != Scheme::https
+              ? std::string("null")
+              : "{\"protocol\":" + json_escape(r.tls_protocol) + ",\"cipher\":" + json_escape(r.tls_cipher) +
+                    format(",\"handshakes\":%" PRIu64 ",\"resumed\":%" PRIu64 "}", t.tls_handshakes, t.tls_resumed));
   out += ",\"statuses\":" + report_statuses_json(t.statuses);
   out += format(",\"client_cpu_us_per_request\":%.4f", per_request_us(r.client_cpu_ns, t.responses));
   out += ",\"server_cpu_us_per_request\":" +

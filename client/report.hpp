@@ -26,6 +26,9 @@ struct Report {
   std::vector<std::string> notes;  // things the reader must know (a worker gave up, ...)
   bool interrupted = false;        // SIGINT/SIGTERM ended the window early
   std::vector<IntervalFailure> interval_failures;  // --threshold-interval
+  // https: what the first handshake agreed (empty for http://).
+  std::string tls_protocol;
+  std::string tls_cipher;
 
   bool failed() const { return totals.error_total() > 0 || totals.responses == 0 || !notes.empty(); }
   bool thresholds_met() const;  // every --threshold (true without any)

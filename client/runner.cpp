@@ -1,5 +1,6 @@
 #include "client/runner.hpp"
 
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/resource.h>
@@ -25,6 +26,8 @@
 #include "client/report.hpp"
 #include "client/request.hpp"
 #include "client/worker.hpp"
+#include "core/tls/context.hpp"
+#include "core/tls/session.hpp"
 #include "core/uring/features.hpp"
 
 namespace ringhttp::client {
@@ -39,32 +42,40 @@ constexpr std::uint64_t timed_finish_poll_ns = 100'000'000;
 // A plain blocking connect before any worker starts, so that a server that
 // is not there gets one clear message instead of a table of zeros. The
 // target's addresses are tried in order; `first` is the one that accepted,
-// where every connection goes first.
-std::string connect_error(const net::Address& address, std::uint64_t timeout_ns) {
+// where every connection goes first. Returns the connected descriptor (or
+// -1 with `error` set).
+int connect_blocking(const net::Address& address, std::uint64_t timeout_ns, std::string& error) {
   const int fd = ::socket(address.family(), SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-  if (fd < 0) return std::string("socket: ") + std::strerror(errno);
+  if (fd < 0) {
+    error = std::string("socket: ") + std::strerror(errno);
+    return -1;
+  }
   int rc = ::connect(fd, address.get(), address.length);
-  int error = rc == 0 ? 0 : errno;
-  if (error == EINPROGRESS) {
+  int failure = rc == 0 ? 0 : errno;
+  if (failure == EINPROGRESS) {
     pollfd p{fd, POLLOUT, 0};
     const int ready = ::poll(&p, 1, int(timeout_ns / 1'000'000));
-    socklen_t len = sizeof error;
+    socklen_t len = sizeof failure;
     if (ready <= 0) {
-      error = ETIMEDOUT;
+      failure = ETIMEDOUT;
     } else {
-      ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &len);
+      ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &failure, &len);
     }
   }
+  if (failure == 0) return fd;
   ::close(fd);
-  return error == 0 ? std::string() : std::strerror(error);
+  error = std::strerror(failure);
+  return -1;
 }
 
 std::string check_reachable(const Options& options, std::uint32_t& first) {
   const std::vector<net::Address>& addresses = options.target.addresses;
   std::string failures;
   for (std::uint32_t i = 0; i < addresses.size(); ++i) {
-    const std::string error = connect_error(addresses[i], options.connect_timeout_ns);
-    if (error.empty()) {
+    std::string error;
+    const int fd = connect_blocking(addresses[i], options.connect_timeout_ns, error);
+    if (fd >= 0) {
+      ::close(fd);
       first = i;
       return {};
     }
@@ -72,6 +83,58 @@ std::string check_reachable(const Options& options, std::uint32_t& first) {
     failures.append(failures.empty() ? "" : "; ").append(addresses[i].to_string()).append(": ").append(error);
   }
   return "cannot connect to " + options.target.host + " (" + failures + ")";
+}
+
+// https: one handshake before any worker starts, with the run's settings,
+// so that a certificate that does not verify (or a server that does not
+// speak TLS) stops the run with OpenSSL's reason rather than a stream of
+// tls errors.
+std::string check_tls(const Options& options, const net::Address& address) {
+  tls::ClientConfig config;
+  config.verify = !options.insecure;
+  config.ca_file = options.cacert;
+  std::string error;
+  const std::unique_ptr<tls::ClientContext> context = tls::ClientContext::make(config, error);
+  if (context == nullptr) return "TLS: " + error;
+  const int fd = connect_blocking(address, options.connect_timeout_ns, error);
+  if (fd < 0) return "cannot connect to " + address.to_string() + ": " + error;
+  const std::string failed = "TLS handshake with " + options.target.host + " (" + address.to_string() + ") failed: ";
+  // Blocking from here, each wait bounded by the connect timeout.
+  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  const timeval limit{long(options.connect_timeout_ns / 1'000'000'000),
+                      long(options.connect_timeout_ns % 1'000'000'000 / 1000)};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit);
+  ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &limit, sizeof limit);
+  tls::Session session;
+  std::string result;
+  if (!context->start(session, options.target.host, error)) result = failed + error;
+  while (result.empty()) {
+    const tls::Session::Status status = session.handshake();
+    for (std::string_view out = session.pending_ciphertext(); !out.empty(); out = session.pending_ciphertext()) {
+      const ssize_t sent = ::send(fd, out.data(), out.size(), MSG_NOSIGNAL);
+      if (sent <= 0) {
+        result = failed + "send: " + std::strerror(errno);
+        break;
+      }
+      session.consume_ciphertext(std::size_t(sent));
+    }
+    if (!result.empty() || status == tls::Session::Status::done) break;
+    if (status != tls::Session::Status::want_io) {
+      result = failed + session.error_reason();
+      break;
+    }
+    char input[16 * 1024];
+    const ssize_t n = ::recv(fd, input, sizeof input, 0);
+    if (n <= 0) {
+      result = failed + (n == 0 ? std::string("the server closed the connection")
+                                : errno == EAGAIN ? std::string("no answer within the connect timeout")
+                                                  : std::string(std::strerror(errno)));
+      break;
+    }
+    if (session.put_ciphertext(input, std::size_t(n)) != std::size_t(n)) result = failed + "too much data at once";
+  }
+  ::close(fd);
+  return result;
 }
 
 // Every connection is a descriptor, and a reconnect briefly holds two.
@@ -298,6 +361,12 @@ int run(const Options& options) {
     std::fprintf(stderr, "client: %s\n", error.c_str());
     return 1;
   }
+  if (options.target.scheme == Scheme::https) {
+    if (const std::string error = check_tls(options, options.target.addresses[first_address]); !error.empty()) {
+      std::fprintf(stderr, "client: %s\n", error.c_str());
+      return 1;
+    }
+  }
   signal(SIGPIPE, SIG_IGN);  // sends pass MSG_NOSIGNAL too; this covers anything else
 
   // SIGINT/SIGTERM end the run early with a report of what was measured:
@@ -414,6 +483,10 @@ int run(const Options& options) {
   for (auto& w : workers) {
     report.totals.merge(w->stats());
     if (!w->gave_up().empty()) report.notes.push_back("a worker gave up: " + w->gave_up());
+    if (report.tls_protocol.empty()) {
+      report.tls_protocol = w->tls_protocol();
+      report.tls_cipher = w->tls_cipher();
+    }
   }
   if (report.totals.responses == 0) report.notes.push_back("no response was received in the measured window");
   std::vector<IntervalLine> lines;

@@ -12,6 +12,7 @@ const char* error_name(ErrorClass error) {
     case ErrorClass::status: return "status";
     case ErrorClass::body: return "body";
     case ErrorClass::closed: return "closed";
+    case ErrorClass::tls: return "tls";
     case ErrorClass::count_: break;
   }
   return "unknown";
@@ -20,7 +21,7 @@ const char* error_name(ErrorClass error) {
 void WorkerStats::reset() {
   latency.reset();
   uncorrected.reset();
-  responses = bytes_received = reconnects = 0;
+  responses = bytes_received = reconnects = tls_handshakes = tls_resumed = 0;
   errors.fill(0);
   statuses.fill(0);
   intervals.clear();
@@ -32,6 +33,8 @@ void WorkerStats::merge(const WorkerStats& other) {
   responses += other.responses;
   bytes_received += other.bytes_received;
   reconnects += other.reconnects;
+  tls_handshakes += other.tls_handshakes;
+  tls_resumed += other.tls_resumed;
   for (std::size_t i = 0; i < error_classes; ++i) errors[i] += other.errors[i];
   for (std::size_t i = 0; i < status_classes; ++i) statuses[i] += other.statuses[i];
 }

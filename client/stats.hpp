@@ -23,6 +23,7 @@ enum class ErrorClass : std::uint8_t {
   status,   // a complete response with a status outside --expect-status
   body,     // a complete response whose body differs from --expect-body
   closed,   // the peer closed with requests unanswered or a response cut short
+  tls,      // https: the handshake failed (certificate, alert, protocol) or a record was bad
   count_,
 };
 inline constexpr std::size_t error_classes = std::size_t(ErrorClass::count_);
@@ -51,6 +52,8 @@ struct WorkerStats {
   std::array<std::uint64_t, error_classes> errors{};
   StatusCounts statuses{};                 // responses by status class, whether expected or not
   std::uint64_t reconnects = 0;            // connections reopened after the peer or an error closed them
+  std::uint64_t tls_handshakes = 0;        // https: handshakes completed
+  std::uint64_t tls_resumed = 0;           // ... of which resumed an earlier session
   std::vector<LatencyInterval> intervals;  // --hdr-log only; not merged (the runner aligns them by index)
 
   void reset();

@@ -75,6 +75,18 @@ bool Worker::setup() {
     error_ = std::move(e);
     return false;
   }
+  if (options_.target.scheme == Scheme::https) {
+    tls::ClientConfig config;
+    config.verify = !options_.insecure;
+    config.ca_file = options_.cacert;
+    std::string error;
+    tls_ = tls::ClientContext::make(config, error);
+    if (tls_ == nullptr) {
+      error_ = "TLS: " + error;
+      return false;
+    }
+    plaintext_.resize(tls::record_plaintext_bytes_max);
+  }
   parser_config_.expected_body = request_.expected_body(0);  // set again for each send
   // Workers start at different points of a run's distinct requests, so that
   // they do not send the same ones at the same time.
@@ -179,7 +191,7 @@ void Worker::after_batch() {
   // -n: every request of this worker's share is answered or failed.
   if (!stopping_ && plan_.requests > 0 && requests_done_ >= plan_.requests) begin_stop();
   dirty_.drain(table_, [this](Connection& conn) {
-    if (conn.rearm_recv && conn.state == ConnState::open && !conn.recv_armed) {
+    if (conn.rearm_recv && (conn.state == ConnState::open || conn.state == ConnState::handshake) && !conn.recv_armed) {
       conn.rearm_recv = false;
       arm_recv(conn);
     }
@@ -212,12 +224,16 @@ void Worker::on_tick() {
       case ConnState::connecting:
         if (now_ns_ >= conn.deadline_ns) fail(conn, ErrorClass::timeout);
         break;
+      case ConnState::handshake:
       case ConnState::open:
         if (conn.rearm_recv && !conn.recv_armed) {
           conn.rearm_recv = false;
           arm_recv(conn);
         }
-        if (conn.outstanding > 0 && now_ns_ >= conn.deadline_ns) fail(conn, ErrorClass::timeout);
+        // A handshake has the connect's deadline; requests their own.
+        if ((conn.state == ConnState::handshake || conn.outstanding > 0) && now_ns_ >= conn.deadline_ns) {
+          fail(conn, ErrorClass::timeout);
+        }
         break;
       case ConnState::closing: break;
     }
@@ -307,14 +323,49 @@ void Worker::on_connect(Connection& conn, std::int32_t res) {
   }
   connect_failures_in_a_row_ = 0;
   conn.connect_failed = false;
+  if (tls_ == nullptr) {
+    become_open(conn);
+    arm_recv(conn);
+    maybe_send(conn);
+    return;
+  }
+  // https: the handshake first, within the connect's deadline; the first
+  // request's clock starts after it.
+  std::string error;
+  if (!tls_->start(conn.tls, options_.target.host, error)) return fail(conn, ErrorClass::tls);
+  conn.state = ConnState::handshake;
+  arm_recv(conn);
+  advance_handshake(conn);
+}
+
+void Worker::become_open(Connection& conn) {
   conn.state = ConnState::open;
   if (conn.was_open && measuring_ && !stopping_) ++stats_.reconnects;
   conn.was_open = true;
   http::ResponseParser::Config config = parser_config_;
   config.events = &conn;
   conn.parser.reset(config);
-  arm_recv(conn);
-  maybe_send(conn);
+}
+
+void Worker::advance_handshake(Connection& conn) {
+  switch (conn.tls.handshake()) {
+    case tls::Session::Status::done:
+      if (measuring_ && !stopping_) {
+        ++stats_.tls_handshakes;
+        if (conn.tls.resumed()) ++stats_.tls_resumed;
+      }
+      if (tls_protocol_.empty()) {
+        tls_protocol_ = conn.tls.protocol();
+        tls_cipher_ = conn.tls.cipher();
+      }
+      become_open(conn);
+      maybe_send(conn);  // the request leaves with the handshake's last flight
+      pump_tls(conn);
+      return;
+    case tls::Session::Status::want_io: pump_tls(conn); return;
+    case tls::Session::Status::closed:
+    case tls::Session::Status::error: return fail(conn, ErrorClass::tls);
+  }
 }
 
 // ---------------------------------------------------------------------------
@@ -322,7 +373,7 @@ void Worker::on_connect(Connection& conn, std::int32_t res) {
 
 void Worker::arm_recv(Connection& conn) {
   assert(!conn.recv_armed);
-  assert(conn.state == ConnState::open);
+  assert(conn.state == ConnState::open || conn.state == ConnState::handshake);
   io_uring_sqe* sqe = ring_.sqe();
   buffers_.prep_recv(sqe, conn.fd, conn.slot);
   sqe->user_data = tag(Op::recv, conn);
@@ -339,13 +390,19 @@ void Worker::on_recv(Connection& conn, std::int32_t res, std::uint32_t flags) {
     conn.enobufs_in_a_row = 0;
     if (measuring_ && !stopping_) stats_.bytes_received += std::uint64_t(res);
     const uring::ReceiveBuffers::Received received = buffers_.received(conn.slot, flags);
-    if (conn.state == ConnState::open) consume(conn, received.data, std::uint32_t(res));
-    // The parser keeps nothing of the bytes: the buffer goes back at once.
+    const bool reading = conn.state == ConnState::open || conn.state == ConnState::handshake;
+    if (reading) consume(conn, received.data, std::uint32_t(res));
+    // The parser (and the TLS session, which copies) keeps nothing of the
+    // bytes: the buffer goes back at once.
     buffers_.give_back(received.buffer_id);
     // A single-shot receive (a fallback) is re-armed after each delivery.
-    if (conn.state == ConnState::open && !conn.recv_armed) arm_recv(conn);
+    if ((conn.state == ConnState::open || conn.state == ConnState::handshake) && !conn.recv_armed) arm_recv(conn);
   } else if (res == 0) {
-    if (conn.state == ConnState::open) on_peer_closed(conn);
+    if (conn.state == ConnState::handshake) {
+      fail(conn, ErrorClass::tls);  // closed in the middle of the handshake
+    } else if (conn.state == ConnState::open) {
+      on_peer_closed(conn);
+    }
   } else {
     // Not an end of stream when the buffer ring ran dry (-ENOBUFS).
     switch (uring::receive_failed(conn, res, enobufs_in_a_row_max)) {
@@ -353,7 +410,7 @@ void Worker::on_recv(Connection& conn, std::int32_t res, std::uint32_t flags) {
       case uring::ReceiveFailure::rearm_on_tick:
       case uring::ReceiveFailure::cancelled: break;
       case uring::ReceiveFailure::peer_gone:
-        if (conn.state == ConnState::open) fail(conn, ErrorClass::read);
+        if (conn.state == ConnState::open || conn.state == ConnState::handshake) fail(conn, ErrorClass::read);
         break;
     }
   }
@@ -361,6 +418,37 @@ void Worker::on_recv(Connection& conn, std::int32_t res, std::uint32_t flags) {
 }
 
 void Worker::consume(Connection& conn, const char* data, std::uint32_t len) {
+  if (tls_ == nullptr) return consume_plaintext(conn, data, len);
+  // Ciphertext: in, then the handshake or every record decrypted to the
+  // parser; what put_ciphertext() could not take goes in after the reads.
+  while (len > 0 && (conn.state == ConnState::handshake || conn.state == ConnState::open)) {
+    const std::size_t taken = conn.tls.put_ciphertext(data, len);
+    data += taken;
+    len -= std::uint32_t(taken);
+    if (conn.state == ConnState::handshake) advance_handshake(conn);
+    bool made_room = false;
+    while (conn.state == ConnState::open) {
+      std::size_t n = 0;
+      const tls::Session::Status status = conn.tls.read(plaintext_.data(), plaintext_.size(), n);
+      if (status == tls::Session::Status::done) {
+        made_room = true;
+        consume_plaintext(conn, plaintext_.data(), std::uint32_t(n));
+        continue;
+      }
+      if (status == tls::Session::Status::closed) {
+        on_peer_closed(conn);
+      } else if (status == tls::Session::Status::error) {
+        fail(conn, ErrorClass::tls);
+      }
+      break;
+    }
+    // Sized so that it cannot happen: a receive's worth besides a whole record.
+    if (taken == 0 && !made_room && len > 0) return fail(conn, ErrorClass::tls);
+  }
+  pump_tls(conn);  // what reading produced: a key update's answer, an alert
+}
+
+void Worker::consume_plaintext(Connection& conn, const char* data, std::uint32_t len) {
   if (conn.parser.feed(data, len) != http::ResponseParser::Status::ok || conn.unsolicited) {
     return fail(conn, ErrorClass::parse);
   }
@@ -471,7 +559,35 @@ void Worker::maybe_send(Connection& conn) {
   }
   // Once per send, not per request; without a placeholder distinct() is 1.
   next_request_ = (next_request_ + count) % request_.distinct();
+  if (tls_ != nullptr) return pump_tls(conn);
   submit_send(conn);
+}
+
+// https: hands the batch's plaintext to the session as far as it takes it,
+// and sends the ciphertext waiting, in place, one send at a time.
+void Worker::pump_tls(Connection& conn) {
+  if (conn.send_inflight || (conn.state != ConnState::open && conn.state != ConnState::handshake)) return;
+  if (conn.state == ConnState::open) {
+    while (true) {
+      if (conn.send_offset == conn.send_end) {
+        if (conn.then_len == 0) break;
+        conn.send_base = conn.then_base;
+        conn.send_offset = 0;
+        conn.send_end = conn.then_len;
+        conn.then_len = 0;
+      }
+      const std::size_t n = conn.tls.write(conn.send_base + conn.send_offset, conn.send_end - conn.send_offset);
+      if (n == 0) break;
+      conn.send_offset += std::uint32_t(n);
+    }
+  }
+  const std::string_view out = conn.tls.pending_ciphertext();
+  if (out.empty()) return;
+  io_uring_sqe* sqe = ring_.sqe();
+  io_uring_prep_send(sqe, conn.fd, out.data(), out.size(), MSG_NOSIGNAL);
+  sqe->user_data = tag(Op::send, conn);
+  conn.send_inflight = true;
+  conn.inflight.add();
 }
 
 void Worker::submit_send(Connection& conn) {
@@ -489,10 +605,18 @@ void Worker::on_send(Connection& conn, std::int32_t res) {
   assert(conn.send_inflight);
   conn.send_inflight = false;
   conn.inflight.done();
-  if (conn.state != ConnState::open) return maybe_release(conn);
+  if (conn.state != ConnState::open && conn.state != ConnState::handshake) return maybe_release(conn);
   if (res < 0) {
     assert(uring::classify(res) != uring::ErrnoClass::bug && "a send was refused as invalid");
     return fail(conn, ErrorClass::write);
+  }
+  if (tls_ != nullptr) {
+    // The ciphertext sent leaves the session; the rest, and what the batch
+    // still has to encrypt, goes next.
+    conn.tls.consume_ciphertext(std::size_t(res));
+    pump_tls(conn);
+    if (!conn.send_inflight) maybe_send(conn);
+    return;
   }
   conn.send_offset += std::uint32_t(res);
   // A short send resumes at the next unsent byte; only one send is ever in
@@ -542,6 +666,7 @@ void Worker::give_back_quota(Connection& conn) {
 void Worker::maybe_release(Connection& conn) {
   if (conn.state != ConnState::closing || !conn.inflight.none()) return;
   give_back_quota(conn);
+  conn.tls.reset();  // its buffers go with the socket
   ::close(conn.fd);
   conn.fd = -1;
   conn.state = ConnState::idle;

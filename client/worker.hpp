@@ -17,6 +17,7 @@
 #include "client/pacing.hpp"
 #include "client/request.hpp"
 #include "client/stats.hpp"
+#include "core/tls/context.hpp"
 #include "core/uring/batch_loop.hpp"
 #include "core/uring/features.hpp"
 #include "core/uring/receive_buffers.hpp"
@@ -77,6 +78,10 @@ class Worker {
   const std::string& error() const { return error_; }
   const std::string& gave_up() const { return gave_up_; }
   const WorkerStats& stats() const { return stats_; }
+  // https: the protocol and cipher of this worker's first handshake (empty
+  // before one completes).
+  const std::string& tls_protocol() const { return tls_protocol_; }
+  const std::string& tls_cipher() const { return tls_cipher_; }
   const LiveCounters& live() const { return live_; }
 
   void on_response(Connection& conn, const http::ResponseHead& head);
@@ -104,6 +109,10 @@ class Worker {
   void arm_recv(Connection& conn);
   void on_recv(Connection& conn, std::int32_t res, std::uint32_t flags);
   void consume(Connection& conn, const char* data, std::uint32_t len);
+  void consume_plaintext(Connection& conn, const char* data, std::uint32_t len);
+  void become_open(Connection& conn);
+  void advance_handshake(Connection& conn);
+  void pump_tls(Connection& conn);
   void on_peer_closed(Connection& conn);
   void maybe_send(Connection& conn);
   void submit_send(Connection& conn);
@@ -122,6 +131,13 @@ class Worker {
   const WorkerPlan plan_;
   Timeline timeline_;
   http::ResponseParser::Config parser_config_{};
+
+  // https: this worker's TLS settings and the session it resumes (one per
+  // worker: nothing shared while the run goes), and where records decrypt to.
+  std::unique_ptr<tls::ClientContext> tls_;
+  std::vector<char> plaintext_;
+  std::string tls_protocol_;
+  std::string tls_cipher_;
 
   uring::Ring ring_;
   uring::ReceiveBuffers buffers_;

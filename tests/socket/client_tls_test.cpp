@@ -1,0 +1,204 @@
+// The client over HTTPS and Unix sockets, against Debian's nginx with a CA
+// the test makes (support/nginx.hpp): verification with --cacert, -k,
+// virtual hosts by name, the wrong CA or the wrong name refused with
+// OpenSSL's reason and exit 1, resumption on reconnects counted on both
+// sides, servers that close or answer garbage in the handshake, and
+// --unix-socket. Loopback only.
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "support/client_process.hpp"
+#include "support/eventually.hpp"
+#include "support/json_report.hpp"
+#include "support/nginx.hpp"
+
+namespace socket_test {
+namespace {
+
+#define NEEDS_NGINX() \
+  if (!nginx_available()) GTEST_SKIP() << nginx_unavailable_reason()
+
+std::string port_of(const Nginx& nginx) { return std::to_string(nginx.port()); }
+
+TEST(ClientTls, verified_with_cacert_every_request_checked_and_counted_by_nginx) {
+  NEEDS_NGINX();
+  Nginx nginx({.tls = true, .access_log = true});
+  const ClientRun run = run_client({"-n", "200", "-c", "4", "--json", "--cacert", nginx.ca_file(), "--expect-body",
+                                    "Hello, World!", nginx.url_for("localhost", "/")});
+  ASSERT_EQ(run.exit_code, 0) << run.err << run.out;
+  const JsonReport report(run);
+  EXPECT_EQ(report.number("/requests"), 200u);
+  EXPECT_EQ(report.number("/errors_total"), 0u);
+  EXPECT_EQ(report.text("/tls/protocol"), "TLSv1.3");
+  EXPECT_FALSE(report.text("/tls/cipher").empty());
+  EXPECT_EQ(report.number("/tls/handshakes"), 4u) << "one a connection, all in the window (-n)";
+  ASSERT_TRUE(eventually([&] { return nginx.logged_requests() == 200; })) << nginx.logged_requests();
+  // The start-up check's handshake sends no request: the log has the four.
+  EXPECT_EQ(nginx.logged_connections(), 4u);
+  for (const Nginx::LogLine& line : nginx.access_log()) EXPECT_EQ(line.ssl_protocol, "TLSv1.3");
+}
+
+TEST(ClientTls, names_pinned_with_resolve_reach_their_virtual_hosts) {
+  NEEDS_NGINX();
+  Nginx nginx({.tls = true});
+  for (const std::string name : {"a", "b"}) {
+    const std::string host = name + ".test";
+    const ClientRun run = run_client({"-n", "20", "--json", "--cacert", nginx.ca_file(), "--resolve",
+                                      host + ":" + port_of(nginx) + ":127.0.0.1", "--expect-body", "vhost " + name,
+                                      nginx.url_for(host, "/")});
+    ASSERT_EQ(run.exit_code, 0) << host << run.err << run.out;
+    EXPECT_EQ(JsonReport(run).number("/requests"), 20u) << host;
+  }
+}
+
+TEST(ClientTls, the_wrong_ca_stops_the_run_with_the_reason_and_k_skips_the_check) {
+  NEEDS_NGINX();
+  Nginx nginx({.tls = true});
+  const ClientRun refused = run_client({"-n", "20", "--cacert", nginx.wrong_ca_file(), nginx.url_for("localhost")});
+  EXPECT_EQ(refused.exit_code, 1) << refused.err;
+  EXPECT_NE(refused.err.find("TLS handshake with localhost"), std::string::npos) << refused.err;
+  EXPECT_NE(refused.err.find("certificate"), std::string::npos) << refused.err;
+  EXPECT_EQ(refused.out.find("requests/s"), std::string::npos) << "nothing ran:\n" << refused.out;
+  const ClientRun insecure =
+      run_client({"-n", "20", "--json", "-k", "--cacert", nginx.wrong_ca_file(), nginx.url_for("localhost")});
+  ASSERT_EQ(insecure.exit_code, 0) << insecure.err << insecure.out;
+  EXPECT_EQ(JsonReport(insecure).number("/requests"), 20u);
+}
+
+TEST(ClientTls, a_certificate_for_another_name_is_refused) {
+  NEEDS_NGINX();
+  Nginx nginx({.tls = true});
+  // The certificate covers localhost, a.test and b.test, not this name.
+  const ClientRun run = run_client({"-n", "5", "--cacert", nginx.ca_file(), "--resolve",
+                                    "other.test:" + port_of(nginx) + ":127.0.0.1", nginx.url_for("other.test")});
+  EXPECT_EQ(run.exit_code, 1) << run.err;
+  EXPECT_NE(run.err.find("other.test"), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("mismatch"), std::string::npos) << run.err;
+}
+
+TEST(ClientTls, reconnects_resume_their_session_counted_on_both_sides) {
+  NEEDS_NGINX();
+  Nginx nginx({.tls = true, .access_log = true});
+  // 10 connections of 10 requests, one after another on one slot: every
+  // connection after the first offers the ticket the one before received.
+  const ClientRun run = run_client({"-n", "100", "-c", "1", "--json", "--requests-per-connection", "10",
+                                    "--cacert", nginx.ca_file(), "--expect-body", "Hello, World!",
+                                    nginx.url_for("localhost")});
+  ASSERT_EQ(run.exit_code, 0) << run.err << run.out;
+  const JsonReport report(run);
+  EXPECT_EQ(report.number("/requests"), 100u);
+  EXPECT_EQ(report.number("/tls/handshakes"), 10u);
+  EXPECT_EQ(report.number("/tls/resumed"), 9u);
+  EXPECT_EQ(report.number("/reconnects"), 9u);
+  ASSERT_TRUE(eventually([&] { return nginx.logged_requests() == 100; })) << nginx.logged_requests();
+  EXPECT_EQ(nginx.logged_connections(), 10u);
+  EXPECT_EQ(nginx.logged_resumed_connections(), 9u);
+}
+
+TEST(ClientTls, merged_shards_add_their_handshakes) {
+  NEEDS_NGINX();
+  Nginx nginx({.tls = true});
+  std::vector<std::string> reports;
+  for (const std::string shard : {"0/2", "1/2"}) {
+    const ClientRun run = run_client({"--shard", shard, "-n", "40", "-c", "4", "--json", "--cacert", nginx.ca_file(),
+                                      nginx.url_for("localhost")});
+    ASSERT_EQ(run.exit_code, 0) << shard << run.err;
+    reports.push_back(testing::TempDir() + "client_tls_shard" + std::to_string(reports.size()) + ".json");
+    std::ofstream(reports.back()) << run.out;
+  }
+  const ClientRun merged = run_client({"merge", "--json", reports[0], reports[1]});
+  for (const std::string& r : reports) std::remove(r.c_str());
+  ASSERT_EQ(merged.exit_code, 0) << merged.err << merged.out;
+  const JsonReport report(merged);
+  EXPECT_EQ(report.number("/requests"), 40u);
+  EXPECT_EQ(report.number("/tls/handshakes"), 4u) << "two connections a shard";
+  EXPECT_EQ(report.text("/tls/protocol"), "TLSv1.3");
+  EXPECT_NE(merged.err.find("handshakes in the window"), std::string::npos) << merged.err;
+}
+
+// A TCP server on 127.0.0.1 that reads what a client sends and then either
+// closes or answers with bytes that are not TLS, for every connection.
+class NotTls {
+ public:
+  explicit NotTls(std::string answer) : answer_(std::move(answer)) {
+    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof a;
+    ::bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a);
+    ::listen(fd_, 64);
+    ::getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len);
+    port_ = ntohs(a.sin_port);
+    thread_ = std::thread([this] {
+      while (!stop_) {
+        pollfd p{fd_, POLLIN, 0};
+        if (::poll(&p, 1, 50) <= 0) continue;
+        const int c = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
+        if (c < 0) continue;
+        pollfd q{c, POLLIN, 0};
+        char hello[2048];
+        if (::poll(&q, 1, 2000) > 0 && ::recv(c, hello, sizeof hello, 0) > 0 && !answer_.empty()) {
+          (void)::send(c, answer_.data(), answer_.size(), MSG_NOSIGNAL);
+        }
+        ::close(c);
+      }
+    });
+  }
+  ~NotTls() {
+    stop_ = true;
+    thread_.join();
+    ::close(fd_);
+  }
+  std::string url() const { return "https://127.0.0.1:" + std::to_string(port_) + "/"; }
+
+ private:
+  std::string answer_;
+  int fd_ = -1;
+  std::uint16_t port_ = 0;
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
+TEST(ClientTls, garbage_or_a_close_instead_of_a_server_hello_is_a_clear_failure) {
+  {
+    NotTls server("HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n");
+    const ClientRun run = run_client({"-n", "5", "-k", server.url()});
+    EXPECT_EQ(run.exit_code, 1) << run.err;
+    EXPECT_NE(run.err.find("TLS handshake with 127.0.0.1"), std::string::npos) << run.err;
+    EXPECT_NE(run.err.find("failed: "), std::string::npos) << run.err;
+  }
+  {
+    NotTls server("");
+    const ClientRun run = run_client({"-n", "5", "-k", server.url()});
+    EXPECT_EQ(run.exit_code, 1) << run.err;
+    EXPECT_NE(run.err.find("closed the connection"), std::string::npos) << run.err;
+  }
+}
+
+TEST(ClientTls, a_unix_socket_is_loaded_with_the_urls_host_and_path) {
+  NEEDS_NGINX();
+  Nginx nginx({.unix_socket = true, .access_log = true});
+  const ClientRun run = run_client({"-n", "30", "-c", "2", "--json", "--unix-socket", nginx.unix_socket_path(),
+                                    "--expect-body", "vhost a", "http://a.test/anything"});
+  ASSERT_EQ(run.exit_code, 0) << run.err << run.out;
+  EXPECT_EQ(JsonReport(run).number("/requests"), 30u);
+  ASSERT_TRUE(eventually([&] { return nginx.logged_requests() == 30; })) << nginx.logged_requests();
+  for (const Nginx::LogLine& line : nginx.access_log()) {
+    EXPECT_EQ(line.host, "a.test");
+    EXPECT_EQ(line.request, "GET /anything HTTP/1.1");
+  }
+}
+
+}  // namespace
+}  // namespace socket_test
