@@ -321,9 +321,9 @@ void Worker::on_connect(Connection& conn, std::int32_t res) {
     }
     return fail(conn, ErrorClass::connect);
   }
-  connect_failures_in_a_row_ = 0;
-  conn.connect_failed = false;
   if (tls_ == nullptr) {
+    connect_failures_in_a_row_ = 0;
+    conn.connect_failed = false;
     become_open(conn);
     arm_recv(conn);
     maybe_send(conn);
@@ -332,7 +332,7 @@ void Worker::on_connect(Connection& conn, std::int32_t res) {
   // https: the handshake first, within the connect's deadline; the first
   // request's clock starts after it.
   std::string error;
-  if (!tls_->start(conn.tls, options_.target.host, error)) return fail(conn, ErrorClass::tls);
+  if (!tls_->start(conn.tls, options_.target.host, error)) return handshake_failed(conn, error);
   conn.state = ConnState::handshake;
   arm_recv(conn);
   advance_handshake(conn);
@@ -350,6 +350,9 @@ void Worker::become_open(Connection& conn) {
 void Worker::advance_handshake(Connection& conn) {
   switch (conn.tls.handshake()) {
     case tls::Session::Status::done:
+      // A connection is made once its handshake is done.
+      connect_failures_in_a_row_ = 0;
+      conn.connect_failed = false;
       if (measuring_ && !stopping_) {
         ++stats_.tls_handshakes;
         if (conn.tls.resumed()) ++stats_.tls_resumed;
@@ -364,8 +367,23 @@ void Worker::advance_handshake(Connection& conn) {
       return;
     case tls::Session::Status::want_io: pump_tls(conn); return;
     case tls::Session::Status::closed:
-    case tls::Session::Status::error: return fail(conn, ErrorClass::tls);
+    case tls::Session::Status::error: return handshake_failed(conn, conn.tls.error_reason());
   }
+}
+
+// A handshake that fails is a tls error, retried after the connect back-off;
+// after as many failures in a row as failed connects would take, the worker
+// gives up and the report says why.
+void Worker::handshake_failed(Connection& conn, const std::string& reason) {
+  conn.connect_failed = true;
+  if (++connect_failures_in_a_row_ >= connect_failures_in_a_row_max && gave_up_.empty()) {
+    gave_up_ = std::to_string(connect_failures_in_a_row_) + " TLS handshakes in a row failed, the last with: " +
+               (reason.empty() ? std::string("the server closed the connection") : reason);
+    fail(conn, ErrorClass::tls);
+    begin_stop();
+    return;
+  }
+  fail(conn, ErrorClass::tls);
 }
 
 // ---------------------------------------------------------------------------
@@ -399,7 +417,7 @@ void Worker::on_recv(Connection& conn, std::int32_t res, std::uint32_t flags) {
     if ((conn.state == ConnState::open || conn.state == ConnState::handshake) && !conn.recv_armed) arm_recv(conn);
   } else if (res == 0) {
     if (conn.state == ConnState::handshake) {
-      fail(conn, ErrorClass::tls);  // closed in the middle of the handshake
+      handshake_failed(conn, "the server closed the connection in the handshake");
     } else if (conn.state == ConnState::open) {
       on_peer_closed(conn);
     }

@@ -112,6 +112,7 @@ class Worker {
   void consume_plaintext(Connection& conn, const char* data, std::uint32_t len);
   void become_open(Connection& conn);
   void advance_handshake(Connection& conn);
+  void handshake_failed(Connection& conn, const std::string& reason);
   void pump_tls(Connection& conn);
   void on_peer_closed(Connection& conn);
   void maybe_send(Connection& conn);

@@ -127,10 +127,14 @@ TEST(ClientTls, merged_shards_add_their_handshakes) {
 }
 
 // A TCP server on 127.0.0.1 that reads what a client sends and then either
-// closes or answers with bytes that are not TLS, for every connection.
+// closes or answers with bytes that are not TLS, for every connection; or,
+// with `forward_first`, passes its first two connections through to that
+// port (a real TLS server: the client's start-up checks, a connect and a
+// handshake) and fails the others.
 class NotTls {
  public:
-  explicit NotTls(std::string answer) : answer_(std::move(answer)) {
+  explicit NotTls(std::string answer, std::uint16_t forward_first = 0)
+      : answer_(std::move(answer)), forward_first_(forward_first) {
     fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     sockaddr_in a{};
     a.sin_family = AF_INET;
@@ -146,6 +150,12 @@ class NotTls {
         if (::poll(&p, 1, 50) <= 0) continue;
         const int c = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
         if (c < 0) continue;
+        if (forward_first_ > 0 && forwarded_ < 2) {
+          ++forwarded_;
+          forward(c);
+          ::close(c);
+          continue;
+        }
         pollfd q{c, POLLIN, 0};
         char hello[2048];
         if (::poll(&q, 1, 2000) > 0 && ::recv(c, hello, sizeof hello, 0) > 0 && !answer_.empty()) {
@@ -163,7 +173,31 @@ class NotTls {
   std::string url() const { return "https://127.0.0.1:" + std::to_string(port_) + "/"; }
 
  private:
+  // Both ways until either side closes.
+  void forward(int c) {
+    const int up = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    a.sin_port = htons(forward_first_);
+    if (::connect(up, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0) {
+      pollfd both[2] = {{c, POLLIN, 0}, {up, POLLIN, 0}};
+      char buffer[16384];
+      for (bool open = true; open && !stop_;) {
+        if (::poll(both, 2, 50) <= 0) continue;
+        for (int i = 0; i < 2 && open; ++i) {
+          if (both[i].revents == 0) continue;
+          const ssize_t n = ::recv(both[i].fd, buffer, sizeof buffer, 0);
+          open = n > 0 && ::send(both[1 - i].fd, buffer, std::size_t(n), MSG_NOSIGNAL) == n;
+        }
+      }
+    }
+    ::close(up);
+  }
+
   std::string answer_;
+  std::uint16_t forward_first_ = 0;
+  int forwarded_ = 0;
   int fd_ = -1;
   std::uint16_t port_ = 0;
   std::atomic<bool> stop_{false};
@@ -184,6 +218,21 @@ TEST(ClientTls, garbage_or_a_close_instead_of_a_server_hello_is_a_clear_failure)
     EXPECT_EQ(run.exit_code, 1) << run.err;
     EXPECT_NE(run.err.find("closed the connection"), std::string::npos) << run.err;
   }
+}
+
+TEST(ClientTls, handshakes_that_fail_during_the_run_are_tls_errors_and_the_worker_gives_up) {
+  NEEDS_NGINX();
+  Nginx nginx({.tls = true});
+  // The start-up check goes through to nginx; every connection of the run
+  // gets an HTTP answer to its ClientHello.
+  NotTls server("HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n", nginx.port());
+  const ClientRun run = run_client({"-c", "2", "-w", "0", "-d", "10s", "--json", "-k", server.url()});
+  EXPECT_EQ(run.exit_code, 1) << run.err;
+  const JsonReport report(run);
+  EXPECT_GT(report.number("/errors/tls"), 0u);
+  EXPECT_EQ(report.number("/requests"), 0u);
+  // 200 handshakes in a row failed: the worker stopped (well before -d) and said why.
+  EXPECT_NE(run.err.find("TLS handshakes in a row failed"), std::string::npos) << run.err;
 }
 
 TEST(ClientTls, a_unix_socket_is_loaded_with_the_urls_host_and_path) {
