@@ -111,7 +111,10 @@ std::string check_tls(const Options& options, const net::Address& address) {
   while (result.empty()) {
     const tls::Session::Status status = session.handshake();
     for (std::string_view out = session.pending_ciphertext(); !out.empty(); out = session.pending_ciphertext()) {
-      const ssize_t sent = ::send(fd, out.data(), out.size(), MSG_NOSIGNAL);
+      ssize_t sent = 0;
+      do {
+        sent = ::send(fd, out.data(), out.size(), MSG_NOSIGNAL);
+      } while (sent < 0 && errno == EINTR);
       if (sent <= 0) {
         result = failed + "send: " + std::strerror(errno);
         break;
@@ -124,7 +127,10 @@ std::string check_tls(const Options& options, const net::Address& address) {
       break;
     }
     char input[16 * 1024];
-    const ssize_t n = ::recv(fd, input, sizeof input, 0);
+    ssize_t n = 0;
+    do {
+      n = ::recv(fd, input, sizeof input, 0);
+    } while (n < 0 && errno == EINTR);
     if (n <= 0) {
       result = failed + (n == 0 ? std::string("the server closed the connection")
                                 : errno == EAGAIN ? std::string("no answer within the connect timeout")

@@ -235,6 +235,24 @@ TEST(ClientTls, handshakes_that_fail_during_the_run_are_tls_errors_and_the_worke
   EXPECT_NE(run.err.find("TLS handshakes in a row failed"), std::string::npos) << run.err;
 }
 
+TEST(ClientTls, a_server_that_never_answers_the_hello_times_out_at_the_connect_timeout) {
+  // A listener nobody accepts on: the kernel completes the TCP handshake,
+  // and the ClientHello waits in its queue forever.
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof a;
+  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+  ASSERT_EQ(::listen(fd, 16), 0);
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  const ClientRun run =
+      run_client({"-n", "1", "-k", "--connect-timeout", "300ms", "https://127.0.0.1:" + std::to_string(ntohs(a.sin_port)) + "/"});
+  ::close(fd);
+  EXPECT_EQ(run.exit_code, 1) << run.err;
+  EXPECT_NE(run.err.find("no answer within the connect timeout"), std::string::npos) << run.err;
+}
+
 TEST(ClientTls, a_unix_socket_is_loaded_with_the_urls_host_and_path) {
   NEEDS_NGINX();
   Nginx nginx({.unix_socket = true, .access_log = true});
