@@ -7,6 +7,7 @@ servers      how each server is started, what it serves, why it cannot run
 rows         server x workload x generator; the default run and the --compare axes
 processes    starting, watching and stopping processes; their CPU time
 database     the database rows' throwaway Postgres cluster and its CPU over a window
+tls          the TLS rows' CA and certificate (openssl), nginx's log of each connection's session, handshake figures
 runs         one measured run of a row (the generator, the server's CPU, the variant confirmed)
 soak         phases of load against one server; growth from the second phase on fails
 cold_start   exec to the first right answer

@@ -28,7 +28,7 @@ from .constants import (
 )
 from .workloads import WORKLOADS
 from .servers import Custom, Ringhttp
-from .rows import AXES, BY_NAME, all_rows, axis_rows, select, usage_error
+from .rows import AXES, BY_NAME, GROUPS, all_rows, also_client_rows, axis_rows, select, usage_error
 from .processes import Running, StartError, WrongAnswer, hold_signals
 from .database import Database
 from .runs import measure, open_rate
@@ -41,9 +41,12 @@ from .summary import (
     LADDER_HEADER, fmt, generator_comparison, judge_targets, ladder_table, summarize, target_controls, with_range,
 )
 from .render import (
+    CONNECTIONS_TITLE,
     DATABASE_COLUMN,
     HEADER,
     chart,
+    connection_notes,
+    connection_table,
     md_table,
     memory_notes,
     memory_side_by_side,
@@ -80,7 +83,8 @@ def parse_args(argv):
                    help="a -Dallocator=system build, for --compare alloc (default: <build>-glibc)")
     p.add_argument("--only", default="", metavar="LIST",
                    help="rows to run, comma-separated: row ids (ringhttp/json, ringhttp/plaintext/wrk), server "
-                        "names (nginx), workload names (json), generator (wrk), or 'all' (default: the default rows)")
+                        "names (nginx), workload names (json), generator (wrk), a group (tls: the HTTPS rows, the "
+                        "handshake rows and their controls), or 'all' (default: the default rows)")
     p.add_argument("--duration", type=positive, metavar="S", help="measured seconds per run (default: 10)")
     p.add_argument("--warmup", type=non_negative, metavar="S",
                    help="warm-up seconds per run, not reported (default: 3)")
@@ -102,6 +106,10 @@ def parse_args(argv):
                    help="seconds between runs (default: %(default)s)")
     p.add_argument("--server", action="append", default=[], metavar="NAME=CMD",
                    help="also benchmark your own server: CMD is run with {port} replaced (repeatable)")
+    p.add_argument("--also-client", action="append", default=[], metavar="NAME=PATH",
+                   help="also drive every selected row that ringhttp's client drives with this client binary "
+                        "(another build's, e.g. before a change), as a row of its own, ROW/NAME, in the same "
+                        "run; its figures beside the build's client's (repeatable)")
     p.add_argument("--soak", nargs="?", const="ringhttp/ping", metavar="ROWS",
                    help="instead of the rows: --soak-phases phases of load back to back against one server "
                         "process, each phase every row's load in turn (ROWS as --only takes them, one server's "
@@ -146,6 +154,19 @@ def parse_args(argv):
         if name in BY_NAME:
             p.error(f"--server: '{name}' is already a server here")
         a.custom.append(Custom(name, cmd))
+    clients = []
+    for spec in a.also_client:
+        name, sep, path = spec.partition("=")
+        if not sep or not re.fullmatch(r"[a-z0-9][a-z0-9_.-]*", name) or name == "wrk":
+            p.error(f"--also-client '{spec}': expected NAME=PATH, NAME in [a-z0-9_.-] and not 'wrk'")
+        if not (os.path.isfile(path) and os.access(path, os.X_OK)):
+            p.error(f"--also-client '{spec}': {path} is not an executable file")
+        if name in (c[0] for c in clients):
+            p.error(f"--also-client: '{name}' is named twice")
+        clients.append((name, path))
+    a.also_client = clients
+    if clients and (a.soak is not None or a.profile is not None or a.rate_sweep is not None):
+        p.error("--also-client: only with the rows (not --soak, --profile or --rate-sweep)")
     if a.soak_hostile is not None and a.soak is None:
         p.error("--soak-hostile: only with --soak")
     if a.soak is not None and a.soak_phases < 3:
@@ -168,6 +189,7 @@ def list_rows(rows, as_json):
             "rows": [{"id": r.id, "server": r.server.name, "workload": r.workload.name, "generator": r.generator,
                       "variant": r.variant.name if r.variant else None, "axis": r.axis, "default": r.default}
                      for r in rows],
+            "groups": {k: list(v) for k, v in GROUPS.items()},
         }, indent=2))
         return
     print("workloads:")
@@ -176,6 +198,7 @@ def list_rows(rows, as_json):
     print("rows (* = in the default run):")
     for r in rows:
         print(f"  {'*' if r.default else ' '} {r.id}")
+    print("--only groups: " + "; ".join(f"{k}: {', '.join(v)}" for k, v in GROUPS.items()))
     print("--compare axes: " + "; ".join(f"{k}: {', '.join(v.name for v in vs)} on {', '.join(ws)}"
                                          for k, (ws, vs) in AXES.items()))
 
@@ -268,10 +291,11 @@ def main(argv):
             rows = [r for r in all_rows(a.custom) if r in rows or r.id in controls]
             print(f"bench: adding {', '.join(controls)}: the control row(s) of the targets (ringhttp/database-read's "
                   "server CPU is held to json's + 3 µs of the same run, the open model's client CPU to the closed "
-                  "model's)", flush=True)
+                  "model's, the client's CPU over TLS to wrk's)", flush=True)
+        rows = also_client_rows(rows, [name for name, _ in a.also_client])
     ctx = Context(a)
     if ctx.idle_error:
-        shutil.rmtree(ctx.bodies_dir, ignore_errors=True)
+        ctx.remove()
         usage_error(f"--idle-connections: {ctx.idle_error}")
     if not os.access(ctx.client, os.X_OK):
         raise SystemExit(f"bench: {ctx.client} is not built (tools/bench.sh builds it)")
@@ -394,10 +418,13 @@ def main(argv):
                          f"({ceiling['rps'][0]:,.0f}/s over {DB_CONNECTIONS} database connections, the same query "
                          "prepared, no HTTP).")
     notes += generator_comparison(runnable, summaries)
+    conn_header, conn_body = connection_table(runnable, summaries)
+    conn_notes = connection_notes(runnable, summaries) if conn_body else []
     ladder_body, ladder_verdicts = ladder_table(summaries)
     targets = judge_targets(summaries) if not a.axes else []
     text = "## Results\n\n" + text_table(header, body)
-    targets_title = ("## Targets (issue 16: ringhttp's database rows, issue 17: the open model; against this run's own "
+    targets_title = ("## Targets (issue 16: ringhttp's database rows, issue 17: the open model, issue 26: the client "
+                     "over TLS; against this run's own "
                      "rows, reported, not failed)")
     if targets:
         text += "\n\n" + targets_title + "\n\n" + "\n".join(t["line"] for t in targets)
@@ -406,6 +433,8 @@ def main(argv):
     if ladder_body:
         text += ("\n\n## The seeds' ladder (ringhttp, differences from json in this run)\n\n"
                  + text_table(LADDER_HEADER, ladder_body) + "\n" + "\n".join(ladder_verdicts) + "\n" + ladder_note)
+    if conn_body:
+        text += "\n\n" + CONNECTIONS_TITLE + "\n\n" + text_table(conn_header, conn_body) + "\n\n" + "\n".join(conn_notes)
     if mem_body:
         text += ("\n\n## Memory per idle keep-alive connection\n\n" + text_table(side_header, side_body) + "\n\n"
                  + text_table(mem_header, mem_body) + "\n\n" + "\n".join(mem_notes))
@@ -418,6 +447,9 @@ def main(argv):
         md += ("\n## The seeds' ladder (ringhttp, differences from json in this run)\n\n"
                + md_table(LADDER_HEADER, ladder_body) + "\n\n" + "\n".join(f"- {v}" for v in ladder_verdicts)
                + "\n\n" + ladder_note + "\n")
+    if conn_body:
+        md += ("\n" + CONNECTIONS_TITLE + "\n\n" + md_table(conn_header, conn_body) + "\n\n" + "\n\n".join(conn_notes)
+               + "\n")
     if mem_body:
         md += ("\n## Memory per idle keep-alive connection\n\n" + md_table(side_header, side_body) + "\n\n"
                + md_table(mem_header, mem_body) + "\n\n" + "\n\n".join(mem_notes) + "\n")
@@ -435,11 +467,12 @@ def main(argv):
                                   "holder_sources": ctx.holder_sources,
                                   "holder_connections_max": ctx.holder_connections_max, "notes": mem_notes},
                    "ladder": {"rows": ladder_body, "verdicts": ladder_verdicts}, "targets": targets,
+                   "connections": {"header": conn_header, "rows": conn_body, "notes": conn_notes},
                    "interrupted": interrupted, "runs_done": done, "runs_planned": total},
                   f, indent=1, default=str)
     print(f"\nraw results: {os.path.relpath(base + '.json', ROOT)}\nmarkdown:    {os.path.relpath(base + '.md', ROOT)}")
     print(f"chart:       {os.path.relpath(base + '.png', ROOT)}" if not chart_error else f"chart:       none ({chart_error})")
-    shutil.rmtree(ctx.bodies_dir, ignore_errors=True)
+    ctx.remove()
     if interrupted:
         return INTERRUPTED
     if failed:
@@ -486,7 +519,7 @@ def soak_main(ctx, a, rows, env, env_lines, base):
         json.dump({"environment": env, "options": {k: v for k, v in vars(a).items() if k != "custom"},
                    "soak": record}, f, indent=1, default=str)
     print(f"\nraw results: {os.path.relpath(base + '.json', ROOT)}\nmarkdown:    {os.path.relpath(base + '.md', ROOT)}")
-    shutil.rmtree(ctx.bodies_dir, ignore_errors=True)
+    ctx.remove()
     if record.get("interrupted"):
         return INTERRUPTED
     return 1 if record["failures"] else 0
@@ -541,7 +574,7 @@ def profile_main(ctx, a, row, env, env_lines, base):
           f"{os.path.relpath(base + '.md', ROOT)}\nfolded stacks: {os.path.relpath(folded, ROOT)}")
     print(f"chart:         {os.path.relpath(base + '.png', ROOT)}" if not chart_error else
           f"chart:         none ({chart_error})")
-    shutil.rmtree(ctx.bodies_dir, ignore_errors=True)
+    ctx.remove()
     if record.get("interrupted"):
         return INTERRUPTED
     return 1 if record["failures"] else 0
@@ -600,7 +633,7 @@ def rate_sweep_main(ctx, a, rows, env, env_lines, base):
     print(f"\nraw results: {os.path.relpath(base + '.json', ROOT)}\nmarkdown:    {os.path.relpath(base + '.md', ROOT)}")
     print(f"chart:       {os.path.relpath(base + '.png', ROOT)}" if not chart_error else
           f"chart:       none ({chart_error})")
-    shutil.rmtree(ctx.bodies_dir, ignore_errors=True)
+    ctx.remove()
     if interrupted:
         return INTERRUPTED
     return 1 if failures else 0
@@ -624,4 +657,6 @@ def run(argv):
             running.stop()
         for db in list(Database.live):  # after the servers using it
             db.stop()
+        for ctx in list(Context.live):  # the run's private directory: bodies, secret, the TLS rows' CA
+            ctx.remove()
     return code

@@ -61,6 +61,15 @@ DB_POOLS_COMPARED = (1, 2, 4)  # --compare db-pool: pool size as a throughput di
 OPEN_RATE = 1_000_000
 OPEN_RATE_TOLERANCE = 0.01
 OPEN_CLIENT_CPU_RATIO = 1.2
+# The TLS rows (issue 26): nginx over HTTPS with a certificate from a CA the
+# run makes with the openssl command (P-256 keys: milliseconds to make, where
+# RSA ones take a good part of a second), valid this many days, for these
+# names. The target: ringhttp's client at most TLS_CLIENT_CPU_RATIO times
+# wrk's CPU per request on the same load, in the same run.
+TLS_CERTIFICATE_DAYS = 2
+TLS_CERTIFICATE_NAMES = "DNS:localhost, IP:127.0.0.1"
+TLS_CLIENT_CPU_RATIO = 0.6
+TLS_OPENSSL_WAIT_S = 30      # each openssl command, on a busy two-core machine
 # --rate-sweep's requested rates, rising past what one shard serves pipelined here.
 RATE_SWEEP_RATES = "250k,500k,1M,1.5M,2M,3M"
 

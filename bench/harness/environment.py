@@ -39,6 +39,11 @@ def environment(ctx, servers):
         if version:
             env[f"{s.name} version"] = version
     env["wrk version"] = first_line(["wrk", "-v"]) if shutil.which("wrk") else "not installed"
+    if any(s.tls for s in servers):
+        env["openssl"] = (first_line(["openssl", "version"]) + "; the TLS rows' CA and certificate: P-256, made by it "
+                          "for this run and removed after it")
+    for name, path in ctx.clients.items():  # --also-client
+        env[f"client {name}"] = f"{path} ({first_line([path, '--version'])})"
     env["method"] = (f"server pinned to CPU {SERVER_CPUS} (one shard), generator one thread on CPU {CLIENT_CPU}, "
                      f"{ctx.connections} connections, {ctx.warmup} s warm-up (not reported), {ctx.duration} s "
                      f"measured, {ctx.iterations} iteration(s), fresh server per run, {ctx.cool_down:g} s cool-down, "

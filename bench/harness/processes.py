@@ -76,17 +76,22 @@ def read_response(sock, buf):
     return status, rest[:length], rest[length:]
 
 
-def get_once(port, path, deadline):
+def get_once(port, path, deadline, tls=None):
     """One GET on a new connection: (status, body), or None when there was no
-    complete answer (refused, closed, reset, or nothing by the deadline). A
-    connection the kernel has accepted for a server that is not yet serving
-    waits here until the server answers it."""
+    complete answer (refused, closed, reset, a failed TLS handshake, or
+    nothing by the deadline). A connection the kernel has accepted for a
+    server that is not yet serving waits here until the server answers it.
+    tls: an ssl.SSLContext for an HTTPS server (the handshake is part of it)."""
     try:
-        with socket.create_connection(("127.0.0.1", port), timeout=max(0.001, deadline - time.monotonic())) as s:
-            s.sendall(f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode())
-            status, body, _ = read_response(s, b"")
-            return status, body
-    except (OSError, ValueError, IndexError):
+        raw = socket.create_connection(("127.0.0.1", port), timeout=max(0.001, deadline - time.monotonic()))
+        try:
+            with tls.wrap_socket(raw, server_hostname="127.0.0.1") if tls else raw as s:
+                s.sendall(f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode())
+                status, body, _ = read_response(s, b"")
+                return status, body
+        finally:
+            raw.close()  # a handshake that failed leaves it to close here
+    except (OSError, ValueError, IndexError):  # ssl.SSLError is an OSError
         return None
 
 
@@ -109,7 +114,12 @@ class Running:
         self.variant = variant
         self.port = free_port()
         self.rundir = tempfile.mkdtemp(prefix=f"ringhttp-bench-{server.name}.")
-        argv, env = server.command(ctx, self.port, self.rundir, variant)
+        try:
+            argv, env = server.command(ctx, self.port, self.rundir, variant)
+            tls = ctx.client_tls() if server.tls else None
+        except BaseException:
+            shutil.rmtree(self.rundir, ignore_errors=True)
+            raise
         argv = argv + list(extra_args)
         cpus = variant.cpus if variant else SERVER_CPUS
         self.out_path = os.path.join(self.rundir, "stdout")
@@ -128,7 +138,7 @@ class Running:
             if self.proc.poll() is not None:
                 raise StartError(f"{server.name} exited with status {self.proc.returncode} during start-up: "
                                  + self.tail())
-            answer = get_once(self.port, READY_PATH, deadline)
+            answer = get_once(self.port, READY_PATH, deadline, tls)
             if answer is not None:
                 now = time.monotonic() - self.started
                 if self.answered_s is None:

@@ -43,6 +43,76 @@ HEADER = ["row", "req/s (k)", "server CPU µs/req", "÷ base", "client CPU µs/r
 DATABASE_COLUMN = "database CPU µs/req"  # only when a row of the run has a database
 
 
+CONNECTION_HEADER = ["row", "TLS (server's log)", "req/s (k)", "new connections/s", "full/s", "resumed/s", "client CPU µs/conn",
+                     "server CPU µs/conn", "counted by", "server's log: connections, resumed"]
+
+
+def connection_table(rows, summaries):
+    """The rows over TLS or with a new connection per request: the window's
+    new connections (TLS handshakes: full and resumed) a second and the CPU
+    per connection of each side (its CPU over the window ÷ the connections
+    made in it), and the server's own log of the whole run where it keeps one."""
+    body = []
+    for row in rows:
+        s = summaries[row.id]
+        if not row.server.tls and not row.workload.requests_per_connection:
+            continue
+        log = s.get("server_connection_log")
+        tls = "—"
+        if row.server.tls:
+            # As the server's log has it (the same for every generator), the most common first.
+            kinds = list((log or {}).get("negotiated", {}))
+            tls = (kinds[0] + (f" (+{len(kinds) - 1} other)" if len(kinds) > 1 else "")) if kinds else "n/a"
+        per_connection = row.workload.requests_per_connection > 0  # else a few connections carry the whole run
+        rps = s["rps"] and tuple(v / 1000 for v in s["rps"])
+        body.append([
+            row.id + ("  FAILED" if s["failures"] else ""), tls, with_range(rps, ".1f"),
+            with_range(s.get("handshakes_per_s"), ",.0f") if s.get("handshakes_per_s") else "0",
+            fmt(s.get("full_handshakes_per_s") and s["full_handshakes_per_s"][0], ",.0f", "—")
+            if row.server.tls else "—",
+            fmt(s.get("resumed_handshakes_per_s") and s["resumed_handshakes_per_s"][0], ",.0f", "—")
+            if row.server.tls else "—",
+            with_range(s.get("client_cpu_us_per_handshake"), ".1f")
+            if per_connection and s.get("client_cpu_us_per_handshake") else "—",
+            with_range(s.get("server_cpu_us_per_handshake"), ".1f")
+            if per_connection and s.get("server_cpu_us_per_handshake") else "—",
+            s.get("connections_counted_by") or "—",
+            f"{log['connections']:,}, {log['resumed']:,} resumed ({log['resumed'] / log['connections']:.1%})"
+            if log and log["connections"] else "—",
+        ])
+    return CONNECTION_HEADER, body
+
+
+CONNECTIONS_TITLE = "## Connections: TLS, and a new connection per request"
+
+
+def connection_notes(rows, summaries):
+    """How the connection table is counted, and what TLS adds to each load:
+    a TLS row against the same load over plain HTTP in the same run."""
+    notes = [
+        "New connections/s: the measured window's connections made ÷ its seconds; over HTTPS each is a TLS "
+        "handshake, full or resumed, as ringhttp's client's report counts them, or for wrk (which does not say) as "
+        "the server's log has them for the measured run (a fresh wrk process: its connections' first handshakes "
+        "are full). CPU µs/conn, on the rows with a connection per request: that side's CPU over the window ÷ those "
+        "connections, the request each carried included. The server's log: every connection nginx-tls logged over "
+        "the row's runs (warm-up and the harness's start-up check included), and the sessions it resumed."]
+    ids = {r.id for r in rows}
+    for tls_row, plain_row, per in (("nginx-tls/plaintext", "nginx/plaintext", "request"),
+                                    ("nginx-tls/handshake", "nginx/handshake", "connection")):
+        if tls_row not in ids or plain_row not in ids:
+            continue
+        t, p = summaries[tls_row], summaries[plain_row]
+        parts = []
+        for side, key in (("server", "server_cpu_us"), ("client", "client_cpu_us")):
+            if t[key] and p[key]:
+                parts.append(f"the {side}'s {t[key][0]:.2f} µs against {p[key][0]:.2f} ({t[key][0] - p[key][0]:+.2f} "
+                             f"µs, {t[key][0] / p[key][0]:.2f}×)")
+        if parts:
+            notes.append(f"What TLS adds per {per} ({tls_row} against {plain_row}, ringhttp's client, CPU µs per "
+                         f"request): " + "; ".join(parts) + ".")
+    return notes
+
+
 def text_table(header, body):
     widths = [max(len(str(x)) for x in col) for col in zip(header, *body)]
     lines = ["  ".join(str(c).ljust(w) if i == 0 else str(c).rjust(w) for i, (c, w) in enumerate(zip(r, widths)))

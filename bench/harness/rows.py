@@ -4,7 +4,7 @@ import sys
 
 from .constants import DB_POOL, DB_POOLS_COMPARED, SERVER_CPUS
 from .workloads import WORKLOADS, Workload
-from .servers import Floor, H2o, Nginx, Node, NodePg, Pgbench, Ringhttp, Server
+from .servers import Floor, H2o, Nginx, NginxTls, Node, NodePg, Pgbench, Ringhttp, Server
 
 
 # Rows: a server (perhaps a variant of it), a workload, a generator.
@@ -32,11 +32,13 @@ class Row:
     variant: Variant = None
     axis: str = ""
     default: bool = False       # in the run without --only
+    client: str = ""            # another client binary's name (--also-client): the row's copy driven by it
 
     @property
     def id(self):
         name = self.server.name + (f":{self.variant.name}" if self.variant else "")
-        return f"{name}/{self.workload.name}" + ("/wrk" if self.generator == "wrk" else "")
+        return (f"{name}/{self.workload.name}" + ("/wrk" if self.generator == "wrk" else "")
+                + (f"/{self.client}" if self.client else ""))
 
     @property
     def instance(self):
@@ -44,7 +46,7 @@ class Row:
         return self.server.name + (f":{self.variant.name}" if self.variant else "")
 
 
-SERVERS = [Floor("epoll"), Floor("uring"), Ringhttp(), Nginx(), H2o(), Node(), NodePg(), Pgbench()]
+SERVERS = [Floor("epoll"), Floor("uring"), Ringhttp(), Nginx(), NginxTls(), H2o(), Node(), NodePg(), Pgbench()]
 BY_NAME = {s.name: s for s in SERVERS}
 
 # The default run: about thirteen minutes (3 x 13 s per row, plus start-ups).
@@ -56,7 +58,16 @@ DEFAULT_ROWS = {
     "h2o/plaintext", "node/json", "ringhttp/plaintext/wrk",
 }
 WRK_ROWS = [("ringhttp", "plaintext"), ("ringhttp", "pipelined"), ("ringhttp", "stream-64k"),
-            ("floor-uring", "plaintext"), ("floor-uring", "pipelined")]
+            ("floor-uring", "plaintext"), ("floor-uring", "pipelined"),
+            ("nginx-tls", "plaintext"), ("nginx-tls", "handshake")]
+# Named selections for --only, beside row ids and server, workload and
+# generator names. tls: nginx over HTTPS kept alive and with a handshake per
+# request, each driven by ringhttp's client and by wrk, and the same two
+# loads over plain HTTP (what TLS adds to each is the difference).
+GROUPS = {
+    "tls": ("nginx-tls/plaintext", "nginx-tls/plaintext/wrk", "nginx-tls/handshake", "nginx-tls/handshake/wrk",
+            "nginx/plaintext", "nginx/handshake"),
+}
 
 JEMALLOC = "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2"          # Debian libjemalloc2
 TCMALLOC = "/usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4"  # Debian libtcmalloc-minimal4
@@ -128,6 +139,17 @@ def usage_error(message):
     raise SystemExit(2)
 
 
+def also_client_rows(rows, names):
+    """Each row the build's client drives, followed by its copies driven by
+    the other clients named (--also-client), in the table's order."""
+    out = []
+    for r in rows:
+        out.append(r)
+        if r.generator == "client" and r.server.http and not r.client:
+            out += [dataclasses.replace(r, client=name) for name in names]
+    return out
+
+
 def select(rows, only):
     if not only:
         return [r for r in rows if r.default]
@@ -135,7 +157,7 @@ def select(rows, only):
     chosen = []
     for token in wanted:
         hits = [r for r in rows if token in ("all", r.id, r.server.name, r.workload.name, r.instance)
-                or (token == "wrk" and r.generator == "wrk")]
+                or (token == "wrk" and r.generator == "wrk") or r.id in GROUPS.get(token, ())]
         if not hits:
             usage_error(f"--only: nothing is named '{token}' (bench/bench.py --list shows the rows)")
         chosen += [r for r in hits if r not in chosen]

@@ -8,6 +8,7 @@ from .servers import Ringhttp
 from .processes import Running, StartError, child_cpu_s, cpu_ticks, rss_bytes, run_bounded
 from .database import DatabaseCpu, connections_up
 from .units import seconds
+from .tls import handshake_figures, log_difference
 
 
 # One measured run of a row.
@@ -20,15 +21,15 @@ def open_rate(workload, pipeline):
     return workload.rate // pipeline * pipeline if workload.pipelined else workload.rate
 
 
-def run_client(ctx, row, running, window=None):
-    """ringhttp's client against a running server: one run's figures.
-    window(generator, pid, warmup_s), if given, is called as the generator
-    starts (a profiler's measured window: --profile)."""
+def client_argv(ctx, row, port, server_pid):
+    """ringhttp's client's command line for a row (the build's client, or
+    the --also-client one the row names): one thread pinned to CLIENT_CPU,
+    every response's status and body checked; over HTTPS it trusts the
+    run's CA, never -k."""
     w = row.workload
-    url = f"http://127.0.0.1:{running.port}{w.path}"
-    argv = ["taskset", "-c", CLIENT_CPU, ctx.client, "-t", "1", "--cpus", CLIENT_CPU,
+    argv = ["taskset", "-c", CLIENT_CPU, ctx.client_binary(row), "-t", "1", "--cpus", CLIENT_CPU,
             "-c", str(ctx.connections), "-w", f"{ctx.warmup}s", "-d", f"{ctx.duration}s",
-            "--server-pid", str(running.pid), "--json", "--expect-status", str(w.status)]
+            "--server-pid", str(server_pid), "--json", "--expect-status", str(w.status)]
     if w.check_body:
         argv += ["--expect-body-file", ctx.body_file(w)]
     if w.method != "GET":
@@ -42,7 +43,23 @@ def run_client(ctx, row, running, window=None):
     rate = open_rate(w, ctx.pipeline)
     if rate:
         argv += ["-R", str(rate)]
-    argv.append(url)
+    if w.requests_per_connection:
+        argv += ["--requests-per-connection", str(w.requests_per_connection)]
+    if row.server.tls:
+        argv += ["--cacert", ctx.certificates().ca]
+    return argv + [row.server.url(port, w.path)]
+
+
+def run_client(ctx, row, running, window=None):
+    """ringhttp's client against a running server: one run's figures.
+    window(generator, pid, warmup_s), if given, is called as the generator
+    starts (a profiler's measured window: --profile)."""
+    w = row.workload
+    rate = open_rate(w, ctx.pipeline)
+    try:
+        argv = client_argv(ctx, row, running.port, running.pid)
+    except StartError as e:  # the run's certificates could not be made
+        return {"failure": str(e)}
     beside = (lambda proc: window(proc, running.pid, ctx.warmup)) if window else None
     code, out, err = run_bounded(argv, ctx.warmup + ctx.duration + GENERATOR_GRACE_S, beside)
     if code is None:
@@ -65,11 +82,31 @@ def run_client(ctx, row, running, window=None):
         "errors": report["errors_total"], "error_classes": {k: v for k, v in report["errors"].items() if v},
         "client": report,
     }
+    if row.server.tls or w.requests_per_connection:
+        result.update(client_connection_figures(report, row.server.tls, w.requests_per_connection > 0))
     if code != 0 or report["errors_total"] or not report["requests"]:
         result["failure"] = (f"{report['errors_total']} failed requests "
                              f"({', '.join(f'{k} {v}' for k, v in result['error_classes'].items()) or 'none'}), "
                              f"{report['requests']} answered, client exit {code}")
     return result
+
+
+def client_connection_figures(report, over_tls, per_connection=True):
+    """The client's own count of the window's connections: TLS handshakes
+    (full and resumed) over HTTPS, reconnects over plain HTTP, with the CPU
+    each side spent per connection made where each request has its own
+    connection (per_connection; else a few connections carry the run)."""
+    tls = (report.get("tls") or {}) if over_tls else {}
+    n = report["requests"]
+    client_s = report.get("client_cpu_us_per_request") and report["client_cpu_us_per_request"] * n / 1e6
+    server_s = report.get("server_cpu_us_per_request") and report["server_cpu_us_per_request"] * n / 1e6
+    made = tls.get("handshakes") if over_tls else report.get("reconnects")
+    if not per_connection:
+        client_s = server_s = None
+    figures = handshake_figures(made, tls.get("resumed", 0), report.get("duration_s"), client_s, server_s)
+    figures.update({"tls_protocol": tls.get("protocol"), "tls_cipher": tls.get("cipher"),
+                    "reconnects": report.get("reconnects"), "connections_counted_by": "client"})
+    return figures
 
 
 WRK_SIZE = {"B": 1, "KB": 1024, "MB": 1024 ** 2, "GB": 1024 ** 3}
@@ -80,7 +117,7 @@ def parse_wrk(text):
     m = re.search(r"(\d+) requests in ([\d.]+)(\w+),", text)
     if not m:
         return None
-    r = {"requests": int(m.group(1))}
+    r = {"requests": int(m.group(1)), "duration_s": float(m.group(2)) * WRK_TIME_MS.get(m.group(3), 1) / 1000}
     m = re.search(r"Requests/sec:\s+([\d.]+)", text)
     r["rps"] = float(m.group(1)) if m else 0.0
     m = re.search(r"Transfer/sec:\s+([\d.]+)(\w+)", text)
@@ -103,28 +140,44 @@ def parse_wrk(text):
     return r
 
 
+def wrk_argv(ctx, row, port, seconds, latency):
+    """wrk's command line for a row: one thread pinned to CLIENT_CPU, the
+    same connections as the client. A connection per request is asked for
+    with Connection: close (wrk reconnects after such an answer). Over HTTPS
+    wrk has no CA option: it never verifies the server's certificate (its
+    ssl.c sets SSL_VERIFY_NONE), as the client with -k would not."""
+    w = row.workload
+    if w.requests_per_connection > 1:
+        raise ValueError(f"wrk cannot close a connection after {w.requests_per_connection} requests")
+    a = ["taskset", "-c", CLIENT_CPU, "wrk", "-t1", f"-c{ctx.connections}", f"-d{seconds}s"]
+    if latency:
+        a.append("--latency")
+    if w.requests_per_connection:
+        a += ["-H", "Connection: close"]
+    url = row.server.url(port, w.path)
+    if w.pipelined:
+        return a + ["-s", os.path.join(PEERS, "pipeline.lua"), url, "--", str(ctx.pipeline)]
+    return a + [url]
+
+
 def run_wrk(ctx, row, running, window=None):
     w = row.workload
-    url = f"http://127.0.0.1:{running.port}{w.path}"
 
     def argv(seconds, latency):
-        a = ["taskset", "-c", CLIENT_CPU, "wrk", "-t1", f"-c{ctx.connections}", f"-d{seconds}s"]
-        if latency:
-            a.append("--latency")
-        if w.pipelined:
-            return a + ["-s", os.path.join(PEERS, "pipeline.lua"), url, "--", str(ctx.pipeline)]
-        return a + [url]
+        return wrk_argv(ctx, row, running.port, seconds, latency)
 
     if ctx.warmup > 0:
         code, out, err = run_bounded(argv(ctx.warmup, False), ctx.warmup + GENERATOR_GRACE_S)
         if code != 0:
             return {"failure": f"wrk warm-up exited {code}: {err.strip()[-300:]}"}
+    log_before = running.server.connection_log(running.rundir)
     before_ticks = cpu_ticks(running.pid)
     before_cpu = child_cpu_s()
     beside = (lambda proc: window(proc, running.pid, 0)) if window else None  # its warm-up was the run before
     code, out, err = run_bounded(argv(ctx.duration, True), ctx.duration + GENERATOR_GRACE_S, beside)
     wrk_cpu = child_cpu_s() - before_cpu  # wrk was the only child reaped meanwhile
     after_ticks = cpu_ticks(running.pid)
+    window_log = log_difference(running.server.connection_log(running.rundir), log_before)
     r = parse_wrk(out) if code == 0 else None
     if r is None:
         return {"failure": f"wrk exited {code}: {(err or out).strip()[-300:]}"}
@@ -134,6 +187,14 @@ def run_wrk(ctx, row, running, window=None):
     r["server_cpu_us"] = (after_ticks - before_ticks) / CLK_TCK * 1e6 / n if n else None
     r["client_cpu_us"] = wrk_cpu * 1e6 / n if n else None
     r["wrk"] = out
+    if window_log and (row.server.tls or w.requests_per_connection):
+        # wrk does not say what it connected: the server's log of the measured run does. CPU per
+        # connection only where each request has its own (else 128 connections carry the run).
+        per_connection = w.requests_per_connection > 0
+        r.update(handshake_figures(window_log["connections"], window_log["resumed"], r["duration_s"],
+                                   wrk_cpu if per_connection else None,
+                                   (after_ticks - before_ticks) / CLK_TCK if per_connection else None))
+        r["connections_counted_by"] = "server log"
     if r["errors"] or not n:
         r["failure"] = (f"{r['errors']} failed requests ("
                         + (", ".join(f"{k} {v}" for k, v in r["error_classes"].items()) or "none")
@@ -211,6 +272,9 @@ def measure(ctx, row, right_answer=True, window=None):
         if database_cpu and database_cpu.ticks is not None and record.get("requests"):
             # Every Postgres process's utime+stime over the window ÷ responses.
             record["database_cpu_us"] = database_cpu.ticks / CLK_TCK * 1e6 / record["requests"]
+        log = running.server.connection_log(running.rundir)
+        if log is not None:
+            record["server_connection_log"] = log  # the whole run's, warm-up and start-up check included
         if running.proc.poll() is None:
             record["rss_bytes"] = rss_bytes(running.pid)
         elif "failure" not in record:

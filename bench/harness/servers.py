@@ -8,6 +8,8 @@ import subprocess
 
 from .constants import BENCH_ORIGIN, BENCH_RATE_LIMIT, DB_POOL, JSON_BODY, PEERS, PLAINTEXT, SERVER_CPUS, SERVER_SHARDS
 from .workloads import WORKLOADS
+from .processes import StartError
+from .tls import connection_log, openssl_missing
 
 
 # Servers: how each one is started, what it can serve, why it cannot run.
@@ -18,6 +20,7 @@ class Server:
     workloads = ()
     memory_row = True       # a real server; the floors' fixed 4096-slot tables are not
     http = True             # False: no HTTP server, the generator is the whole row (pgbench)
+    tls = False             # True: HTTPS, with a certificate from the run's CA (Context.certificates)
 
     def missing(self, ctx):
         return None
@@ -36,6 +39,14 @@ class Server:
 
     def clean_exit(self, code):
         return code in (0, -signal.SIGTERM)
+
+    def url(self, port, path):
+        return f"{'https' if self.tls else 'http'}://127.0.0.1:{port}{path}"
+
+    def connection_log(self, rundir):
+        """The server's own count of its connections and resumed TLS
+        sessions (tls.connection_log), where it keeps one; else None."""
+        return None
 
 
 def first_line(argv):
@@ -113,7 +124,7 @@ class Ringhttp(Server):
 
 class Nginx(Server):
     name = "nginx"
-    workloads = ("plaintext", "json", "stream-64k", "pipelined")
+    workloads = ("plaintext", "json", "stream-64k", "pipelined", "handshake")
 
     def missing(self, ctx):
         return None if shutil.which("nginx") else "nginx is not installed (Debian: nginx-light)"
@@ -127,14 +138,58 @@ class Nginx(Server):
         # and the descriptor limit still bounds what it holds.
         conf = conf.replace("@CONNECTIONS@", str(ctx.server_connections))
         conf = conf.replace("@WORKER_CONNECTIONS@", str(-(-ctx.server_connections * 16 // 15)))
+        listen, http, server = self.tls_lines(ctx, rundir)
+        conf = conf.replace("@LISTEN_TLS@", listen).replace("@TLS_HTTP@", http).replace("@TLS_SERVER@", server)
         path = os.path.join(rundir, "nginx.conf")
         with open(path, "w") as f:
             f.write(conf)
         write_bodies(rundir, {"stream.bin": WORKLOADS["stream-64k"].body})
         return [shutil.which("nginx"), "-p", rundir, "-c", path, "-e", "stderr"], {}
 
+    def tls_lines(self, ctx, rundir):
+        """What nginx.conf's @LISTEN_TLS@, @TLS_HTTP@ and @TLS_SERVER@ become: nothing, over plain HTTP."""
+        return "", "", ""
+
     def version(self, ctx):
         return first_line(["nginx", "-v"])
+
+
+class NginxTls(Nginx):
+    """nginx over HTTPS: the nginx rows' configuration with TLS on its
+    listener (bench/peers/nginx-tls.conf), a certificate from the run's own
+    CA, and a log line per connection saying whether its session was
+    resumed. No memory row: nginx's idle connections are the nginx row's."""
+    name = "nginx-tls"
+    tls = True
+    memory_row = False
+    workloads = ("plaintext", "handshake")
+    LOG = "tls-connections.log"
+
+    def missing(self, ctx):
+        why = super().missing(ctx) or openssl_missing()
+        if why:
+            return why
+        try:
+            built = subprocess.run(["nginx", "-V"], capture_output=True, text=True, timeout=10)
+        except (OSError, subprocess.TimeoutExpired) as e:
+            return f"nginx -V failed: {e}"
+        if "--with-http_ssl_module" not in built.stdout + built.stderr:
+            return "this nginx has no http_ssl_module (Debian's nginx-light has it)"
+        return None
+
+    def tls_lines(self, ctx, rundir):
+        certificates = ctx.certificates()
+        with open(os.path.join(PEERS, "nginx-tls.conf")) as f:
+            text = f.read()
+        text = (text.replace("@CERTIFICATE@", certificates.certificate).replace("@KEY@", certificates.key)
+                .replace("@RUNDIR@", rundir))
+        http, marker, server = text.partition("#@SERVER@\n")
+        if not marker:
+            raise StartError("bench/peers/nginx-tls.conf has no #@SERVER@ line between its http and server parts")
+        return " ssl", http, server
+
+    def connection_log(self, rundir):
+        return connection_log(os.path.join(rundir, self.LOG))
 
 
 class H2o(Server):
@@ -229,7 +284,8 @@ class Pgbench(Server):
 
 class Custom(Server):
     kind = "custom"
-    workloads = tuple(w.name for w in WORKLOADS.values() if not w.ladder and not w.database and not w.rate)
+    workloads = tuple(w.name for w in WORKLOADS.values()
+                      if not w.ladder and not w.database and not w.rate and not w.requests_per_connection)
 
     def __init__(self, name, cmd):
         self.name = name

@@ -1,8 +1,9 @@
 """Summaries: medians and ranges over iterations, ratios to each row's base, the ladder, the targets."""
+import collections
 import dataclasses
 import statistics
 
-from .constants import OPEN_CLIENT_CPU_RATIO, OPEN_RATE_TOLERANCE
+from .constants import OPEN_CLIENT_CPU_RATIO, OPEN_RATE_TOLERANCE, TLS_CLIENT_CPU_RATIO
 from .workloads import LADDER, SEEDS_LADDER
 from .rows import axis_base
 
@@ -19,14 +20,34 @@ def spread(values):
 def summarize(row, runs):
     ok = [r for r in runs if "failure" not in r]
     s = {"row": row.id, "server": row.server.name, "workload": row.workload.name, "generator": row.generator,
+         "client": row.client or None,
          "variant": row.variant.name if row.variant else None, "axis": row.axis, "kind": row.server.kind,
          "iterations": len(runs), "failures": [r["failure"] for r in runs if "failure" in r],
          "errors": sum(r.get("errors", 0) for r in runs),
          "requested_rps": next((r["requested_rps"] for r in runs if r.get("requested_rps")), None)}
     for key in ("rps", "server_cpu_us", "client_cpu_us", "p50_ms", "p99_ms", "p999_ms", "rss_bytes", "bytes_per_s",
-                "database_cpu_us", "p99_uncorrected_ms"):
+                "database_cpu_us", "p99_uncorrected_ms") + CONNECTION_FIGURES:
         s[key] = spread([r.get(key) for r in ok])
+    # What the TLS rows negotiated and who counted their connections: the
+    # same in every run, else each value once.
+    for key in ("tls_protocol", "tls_cipher", "connections_counted_by"):
+        values = list(dict.fromkeys(r[key] for r in ok if r.get(key)))
+        s[key] = "/".join(values) or None
+    log = [r["server_connection_log"] for r in ok if r.get("server_connection_log")]
+    if log:
+        negotiated = collections.Counter()
+        for x in log:
+            negotiated.update(x["negotiated"])
+        s["server_connection_log"] = {"connections": sum(x["connections"] for x in log),
+                                      "resumed": sum(x["resumed"] for x in log),
+                                      "negotiated": dict(negotiated.most_common())}
     return s
+
+
+# A run's connection figures (tls.handshake_figures): rows with a TLS server
+# or a new connection per request.
+CONNECTION_FIGURES = ("handshakes_per_s", "full_handshakes_per_s", "resumed_handshakes_per_s", "resumed_share",
+                      "client_cpu_us_per_handshake", "server_cpu_us_per_handshake")
 
 
 def ratio_base(row, summaries):
@@ -46,9 +67,12 @@ def ratio_base(row, summaries):
 
 
 def generator_comparison(rows, summaries):
-    """ringhttp's client against wrk on the same server and workload, same run."""
+    """ringhttp's client against wrk on the same server and workload, same
+    run; and against each other client binary (--also-client)."""
     lines = []
     for row in rows:
+        if row.client:
+            lines += client_comparison(row, summaries)
         if row.generator != "wrk":
             continue
         ours = summaries.get(row.id[:-len("/wrk")])
@@ -60,6 +84,24 @@ def generator_comparison(rows, summaries):
                      f"({ours['client_cpu_us'][0] / theirs['client_cpu_us'][0]:.2f}×); req/s "
                      f"{ours['rps'][0] / theirs['rps'][0]:.2f}× wrk's.")
     return lines
+
+
+def client_comparison(row, summaries):
+    """The build's client against another client binary (row.client) on the
+    same row, the same run: each one's own CPU and the server's per request."""
+    ours = summaries.get(row.id[:-len("/" + row.client)])
+    other = summaries[row.id]
+    if not ours or not ours["client_cpu_us"] or not other["client_cpu_us"]:
+        return []
+    line = (f"Clients on {ours['row']}: this build's client {with_range(ours['client_cpu_us'], '.3f')} µs/req of "
+            f"its own CPU against {row.client}'s {with_range(other['client_cpu_us'], '.3f')} "
+            f"({ours['client_cpu_us'][0] / other['client_cpu_us'][0]:.3f}×)")
+    if ours["server_cpu_us"] and other["server_cpu_us"]:
+        line += (f"; the server's {ours['server_cpu_us'][0]:.3f} against {other['server_cpu_us'][0]:.3f} µs/req "
+                 f"({ours['server_cpu_us'][0] / other['server_cpu_us'][0]:.3f}×)")
+    if ours["rps"] and other["rps"]:
+        line += f"; req/s {ours['rps'][0] / other['rps'][0]:.3f}×"
+    return [line + " (medians, [min–max])."]
 
 
 def ladder_table(summaries):
@@ -123,7 +165,15 @@ OPEN_MODEL_TARGETS = [
     Target("floor-uring/pipelined-open", "client_cpu_us", "floor-uring/pipelined", "at most", OPEN_CLIENT_CPU_RATIO,
            "client CPU µs/req", control=True),
 ]
-TARGETS = DATABASE_TARGETS + OPEN_MODEL_TARGETS
+
+# Issue 26's target for the client over HTTPS: its own CPU per request at
+# most TLS_CLIENT_CPU_RATIO times wrk's on the same load (nginx over TLS,
+# kept-alive connections), judged within one run; wrk's row is the control.
+TLS_TARGETS = [
+    Target("nginx-tls/plaintext", "client_cpu_us", "nginx-tls/plaintext/wrk", "at most", TLS_CLIENT_CPU_RATIO,
+           "client CPU µs/req", control=True),
+]
+TARGETS = DATABASE_TARGETS + OPEN_MODEL_TARGETS + TLS_TARGETS
 
 
 def target_controls(row_ids, targets=TARGETS):

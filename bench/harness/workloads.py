@@ -43,6 +43,9 @@ class Workload:
     check_body: bool = True  # False: the body is the database's (a new row's id): the status is checked
     database: bool = False   # needs the run's Postgres cluster (db/cluster.sh)
     rate: int = 0            # the open model: requests a second asked for (-R); 0: the closed model
+    # Each connection closes after this many responses, its last request
+    # saying Connection: close, and a new one opens (0: kept for the run).
+    requests_per_connection: int = 0
 
 
 def b64url(data):
@@ -72,6 +75,11 @@ WORKLOADS = {w.name: w for w in [
     Workload("pipelined-open", "/plaintext", f"pipelined, in the open model: {OPEN_RATE:,} requests/s asked for "
              "(-R, batches of --pipeline at their intended times), latency from each request's intended time",
              PLAINTEXT, pipelined=True, rate=OPEN_RATE),
+    # A new connection for every request: what setting one up costs (over
+    # HTTPS, a TLS handshake each, resumed where the generator offers a session).
+    Workload("handshake", "/plaintext", "GET /plaintext, one request per connection (it says Connection: close): "
+             "each request pays for a new TCP connection and, over HTTPS, a TLS handshake", PLAINTEXT,
+             requests_per_connection=1),
     # The seeds' ladder: plaintext and json above, then each rung adds one piece.
     Workload("ping", "/ping", 'GET /ping: {"ok":true} from the route table', PING_BODY, ladder=True),
     Workload("middleware", "/mw/ping", "GET /mw/ping: the ping route behind security headers, CORS (an allowed "

@@ -5,7 +5,9 @@
    every server it runs that workload on, started exactly as the benchmark
    starts it: the response arrives with the right status, type and body (the
    stream with its length and pattern; the pipelined batch answered in full
-   and in order). The checks below are written from the descriptions, not
+   and in order; a connection per request closed by the server after its
+   answer; over HTTPS, a certificate the run's CA signed for 127.0.0.1).
+   The checks below are written from the descriptions, not
    taken from the harness, and the body the harness hands the client to
    compare against must pass them too. A server that is not installed is
    reported as skipped.
@@ -22,6 +24,7 @@ import json
 import os
 import re
 import socket
+import ssl
 import subprocess
 import sys
 import tempfile
@@ -70,7 +73,13 @@ def read_response(sock, buf):
     return int(m.group(1)), headers, rest[:length], rest[length:]
 
 
-def fetch(port, path, count=1, method="GET", headers=(), body=b""):
+def connect(port, tls=None):
+    """A connection to the server; tls: an ssl.SSLContext (HTTPS, the handshake done here)."""
+    raw = socket.create_connection(("127.0.0.1", port), timeout=10)
+    return tls.wrap_socket(raw, server_hostname="127.0.0.1") if tls else raw
+
+
+def fetch(port, path, count=1, method="GET", headers=(), body=b"", tls=None):
     """Sends `count` requests in one send; returns the responses in order."""
     head = f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
     for h in headers:
@@ -78,13 +87,27 @@ def fetch(port, path, count=1, method="GET", headers=(), body=b""):
     if body or method == "POST":
         head += f"Content-Length: {len(body)}\r\n"
     request = (head + "\r\n").encode() + body
-    with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
+    with connect(port, tls) as s:
         s.sendall(request * count)
         out, buf = [], b""
         for _ in range(count):
             status, headers, body, buf = read_response(s, buf)
             out.append((status, headers, body))
         return out
+
+
+def closed_after_one(port, workload, tls=None):
+    """A connection per request, as the generators ask for it (Connection:
+    close): the one answer is right and the server then closes."""
+    with connect(port, tls) as s:
+        s.sendall(f"GET {workload.path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n".encode())
+        status, headers, body, rest = read_response(s, b"")
+        response_ok(workload, status, headers, body)
+        try:
+            more = rest or s.recv(1)
+        except ssl.SSLEOFError:  # closed without TLS's close_notify: closed all the same
+            more = b""
+        expect(more == b"", f"the server sent {more[:40]!r} after the answer to Connection: close, not its close")
 
 
 def expect(cond, what):
@@ -171,6 +194,7 @@ CHECKS = {
     "authenticated": (1, "application/json", profile_body),
     "database-read": (1, "application/json", db_read_body),
     "database-write": (1, "application/json", db_write_body),
+    "handshake": (1, "text/plain", plaintext_body),  # and closed_after_one
 }
 
 
@@ -275,9 +299,11 @@ def check_workloads(bench, build):
             running = bench.Running(ctx, row.server, row.variant, extra)
             if w.database:
                 database_ready(running.port)
+            # Over HTTPS: the run's CA trusted, 127.0.0.1 verified, with Python's ssl (not the harness's code).
+            tls = ssl.create_default_context(cafile=ctx.certificates().ca) if row.server.tls else None
             count = CHECKS[workload_name][0]
             responses = fetch(running.port, concrete(w.path), count, w.method,
-                              tuple(ctx.resolve(h) for h in w.headers), concrete(w.request_body))
+                              tuple(ctx.resolve(h) for h in w.headers), concrete(w.request_body), tls)
             expect(len(responses) == count, f"{len(responses)} responses to {count} requests")
             for i, r in enumerate(responses):
                 try:
@@ -286,6 +312,8 @@ def check_workloads(bench, build):
                     raise AssertionError(f"response {i + 1} of {count}: {e}")
             if workload_name in EXTRA_CHECKS:
                 EXTRA_CHECKS[workload_name](running.port, w, responses[0][1])
+            if w.requests_per_connection:
+                closed_after_one(running.port, w, tls)
             checked += 1
             print(f"ok    {label}: {row.workload.description}")
         except (AssertionError, OSError, bench.StartError, ValueError) as e:
@@ -295,6 +323,7 @@ def check_workloads(bench, build):
             if running:
                 running.stop()
     ctx.close()  # the database rows' cluster, if one was started
+    ctx.remove()  # its private directory, the TLS rows' CA among it
     for s in skipped:
         print(f"skip  {s}")
     expect(checked > 0 or failures, "nothing was checked")
