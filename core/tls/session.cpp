@@ -11,6 +11,18 @@
 #include <utility>
 
 namespace ringhttp::tls {
+namespace {
+
+// SSL_get_error() needs the thread's error queue empty before the call it
+// judges. Every path that can leave an error empties it (fail(), close()),
+// so it is empty here but for another library's leftovers: cleared only
+// then, since ERR_clear_error() costs several hundred instructions, twice a
+// request or more.
+void ensure_no_errors() {
+  if (ERR_peek_error() != 0) ERR_clear_error();
+}
+
+}  // namespace
 
 static_assert(record_plaintext_bytes_max == SSL3_RT_MAX_PLAIN_LENGTH);
 static_assert(record_overhead_bytes_max == SSL3_RT_HEADER_LENGTH + SSL3_RT_MAX_ENCRYPTED_OVERHEAD);
@@ -118,7 +130,7 @@ Session::Status Session::handshake() {
   assert(started());
   if (failed_) return Status::error;
   if (handshake_done_) return Status::done;
-  ERR_clear_error();
+  ensure_no_errors();
   const int result = SSL_do_handshake(ssl_);
   if (result == 1) {
     handshake_done_ = true;
@@ -135,7 +147,14 @@ Session::Status Session::read(char* out, std::size_t cap, std::size_t& n) {
   n = 0;
   if (failed_) return Status::error;
   assert(handshake_done_);
-  ERR_clear_error();
+  // Nothing received and nothing held (and no close_notify, which keeps
+  // reading as closed): SSL_read would say want_io, at the cost of a call
+  // through the record layer, once a receive at least.
+  if (!SSL_has_pending(ssl_) && BIO_ctrl_pending(SSL_get_rbio(ssl_)) == 0 &&
+      (SSL_get_shutdown(ssl_) & SSL_RECEIVED_SHUTDOWN) == 0) {
+    return Status::want_io;
+  }
+  ensure_no_errors();
   // TLS 1.3 session tickets and key updates are handled in here too: the
   // tickets reach ClientContext's callback, a key update queues its answer
   // (want_io when the output side has no room for it).
@@ -159,7 +178,7 @@ std::size_t Session::write(const char* data, std::size_t len) {
     const std::size_t room = BIO_ctrl_get_write_guarantee(SSL_get_wbio(ssl_));
     if (room <= write_reserve_bytes) break;
     const std::size_t chunk = std::min({len - taken, record_plaintext_bytes_max, room - write_reserve_bytes});
-    ERR_clear_error();
+    ensure_no_errors();
     std::size_t written = 0;
     const int result = SSL_write_ex(ssl_, data + taken, chunk, &written);
     if (result != 1) {
