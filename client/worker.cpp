@@ -191,7 +191,7 @@ void Worker::after_batch() {
   // -n: every request of this worker's share is answered or failed.
   if (!stopping_ && plan_.requests > 0 && requests_done_ >= plan_.requests) begin_stop();
   dirty_.drain(table_, [this](Connection& conn) {
-    if (conn.rearm_recv && (conn.state == ConnState::open || conn.state == ConnState::handshake) && !conn.recv_armed) {
+    if (conn.rearm_recv && connected(conn) && !conn.recv_armed) {
       conn.rearm_recv = false;
       arm_recv(conn);
     }
@@ -391,7 +391,7 @@ void Worker::handshake_failed(Connection& conn, const std::string& reason) {
 
 void Worker::arm_recv(Connection& conn) {
   assert(!conn.recv_armed);
-  assert(conn.state == ConnState::open || conn.state == ConnState::handshake);
+  assert(connected(conn));
   io_uring_sqe* sqe = ring_.sqe();
   buffers_.prep_recv(sqe, conn.fd, conn.slot);
   sqe->user_data = tag(Op::recv, conn);
@@ -408,13 +408,12 @@ void Worker::on_recv(Connection& conn, std::int32_t res, std::uint32_t flags) {
     conn.enobufs_in_a_row = 0;
     if (measuring_ && !stopping_) stats_.bytes_received += std::uint64_t(res);
     const uring::ReceiveBuffers::Received received = buffers_.received(conn.slot, flags);
-    const bool reading = conn.state == ConnState::open || conn.state == ConnState::handshake;
-    if (reading) consume(conn, received.data, std::uint32_t(res));
+    if (connected(conn)) consume(conn, received.data, std::uint32_t(res));
     // The parser (and the TLS session, which copies) keeps nothing of the
     // bytes: the buffer goes back at once.
     buffers_.give_back(received.buffer_id);
     // A single-shot receive (a fallback) is re-armed after each delivery.
-    if ((conn.state == ConnState::open || conn.state == ConnState::handshake) && !conn.recv_armed) arm_recv(conn);
+    if (connected(conn) && !conn.recv_armed) arm_recv(conn);
   } else if (res == 0) {
     if (conn.state == ConnState::handshake) {
       handshake_failed(conn, "the server closed the connection in the handshake");
@@ -428,7 +427,7 @@ void Worker::on_recv(Connection& conn, std::int32_t res, std::uint32_t flags) {
       case uring::ReceiveFailure::rearm_on_tick:
       case uring::ReceiveFailure::cancelled: break;
       case uring::ReceiveFailure::peer_gone:
-        if (conn.state == ConnState::open || conn.state == ConnState::handshake) fail(conn, ErrorClass::read);
+        if (connected(conn)) fail(conn, ErrorClass::read);
         break;
     }
   }
@@ -439,7 +438,7 @@ void Worker::consume(Connection& conn, const char* data, std::uint32_t len) {
   if (tls_ == nullptr) return consume_plaintext(conn, data, len);
   // Ciphertext: in, then the handshake or every record decrypted to the
   // parser; what put_ciphertext() could not take goes in after the reads.
-  while (len > 0 && (conn.state == ConnState::handshake || conn.state == ConnState::open)) {
+  while (len > 0 && connected(conn)) {
     const std::size_t taken = conn.tls.put_ciphertext(data, len);
     data += taken;
     len -= std::uint32_t(taken);
@@ -581,19 +580,24 @@ void Worker::maybe_send(Connection& conn) {
   submit_send(conn);
 }
 
+// The batch's second range (a closing batch's last request), once the first
+// is sent or handed to TLS; false when there is none.
+bool Worker::next_send_range(Connection& conn) {
+  if (conn.then_len == 0) return false;
+  conn.send_base = conn.then_base;
+  conn.send_offset = 0;
+  conn.send_end = conn.then_len;
+  conn.then_len = 0;
+  return true;
+}
+
 // https: hands the batch's plaintext to the session as far as it takes it,
 // and sends the ciphertext waiting, in place, one send at a time.
 void Worker::pump_tls(Connection& conn) {
-  if (conn.send_inflight || (conn.state != ConnState::open && conn.state != ConnState::handshake)) return;
+  if (conn.send_inflight || !connected(conn)) return;
   if (conn.state == ConnState::open) {
     while (true) {
-      if (conn.send_offset == conn.send_end) {
-        if (conn.then_len == 0) break;
-        conn.send_base = conn.then_base;
-        conn.send_offset = 0;
-        conn.send_end = conn.then_len;
-        conn.then_len = 0;
-      }
+      if (conn.send_offset == conn.send_end && !next_send_range(conn)) break;
       const std::size_t n = conn.tls.write(conn.send_base + conn.send_offset, conn.send_end - conn.send_offset);
       if (n == 0) break;
       conn.send_offset += std::uint32_t(n);
@@ -623,7 +627,7 @@ void Worker::on_send(Connection& conn, std::int32_t res) {
   assert(conn.send_inflight);
   conn.send_inflight = false;
   conn.inflight.done();
-  if (conn.state != ConnState::open && conn.state != ConnState::handshake) return maybe_release(conn);
+  if (!connected(conn)) return maybe_release(conn);
   if (res < 0) {
     assert(uring::classify(res) != uring::ErrnoClass::bug && "a send was refused as invalid");
     return fail(conn, ErrorClass::write);
@@ -640,13 +644,7 @@ void Worker::on_send(Connection& conn, std::int32_t res) {
   // A short send resumes at the next unsent byte; only one send is ever in
   // flight per connection, so bytes cannot be reordered.
   if (conn.send_offset < conn.send_end) return submit_send(conn);
-  if (conn.then_len > 0) {
-    conn.send_base = conn.then_base;
-    conn.send_offset = 0;
-    conn.send_end = conn.then_len;
-    conn.then_len = 0;
-    return submit_send(conn);
-  }
+  if (next_send_range(conn)) return submit_send(conn);
   maybe_send(conn);
 }
 

@@ -114,6 +114,11 @@ class Worker {
   void advance_handshake(Connection& conn);
   void handshake_failed(Connection& conn, const std::string& reason);
   void pump_tls(Connection& conn);
+  bool next_send_range(Connection& conn);
+  // A socket that reads and may send: open, or in its TLS handshake.
+  static bool connected(const Connection& conn) {
+    return conn.state == ConnState::open || conn.state == ConnState::handshake;
+  }
   void on_peer_closed(Connection& conn);
   void maybe_send(Connection& conn);
   void submit_send(Connection& conn);
