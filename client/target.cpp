@@ -18,12 +18,6 @@ std::string lower(std::string_view s) {
   return out;
 }
 
-// Bytes a host name may hold (RFC 3986's reg-name, less percent-encoding,
-// which no resolver takes): letters, digits and - . _ ~ and sub-delims.
-bool is_name_byte(char c) {
-  if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')) return true;
-  return std::strchr("-._~!$&'()*+,;=", c) != nullptr && c != '\0';
-}
 
 bool same_address(const net::Address& a, const net::Address& b) {
   return a.length == b.length && std::memcmp(&a.storage, &b.storage, a.length) == 0;
@@ -95,7 +89,7 @@ std::string parse_url(std::string_view url, Target& out) {
     out.addresses.push_back(literal);
   } else {
     for (const char c : host) {
-      if (!is_name_byte(c)) return std::string("not a host name: ").append(host);
+      if (!text::is_reg_name_byte(c)) return std::string("not a host name: ").append(host);
     }
   }
   out.host = out.host_is_literal ? std::string(host) : lower(host);

@@ -48,15 +48,7 @@ constexpr bool may_be_inspected(char first) {
 // reg-name or an IPv4 address; an IP literal also has ':' (host_byte walks
 // the parts). Anything else (a space inside, '/', '@', a control byte) is
 // an invalid Host value.
-constexpr bool is_host_byte(char c) {
-  if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')) return true;
-  switch (c) {
-    case '-': case '.': case '_': case '~': case '%': case '!': case '$': case '&': case '\'':
-    case '(': case ')': case '*': case '+': case ',': case ';': case '=':
-      return true;
-    default: return false;
-  }
-}
+constexpr bool is_host_byte(char c) { return text::is_reg_name_byte(c) || c == '%'; }
 
 constexpr bool is_space_or_tab(char c) { return c == ' ' || c == '\t'; }
 

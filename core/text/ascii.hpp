@@ -30,6 +30,20 @@ constexpr bool is_tchar(char c) {
   }
 }
 
+// RFC 3986 section 3.2.2: the bytes of a reg-name (a host name) other
+// than percent-encoding: unreserved (letters, digits, - . _ ~) and
+// sub-delims. The server's Host check adds '%'; the client, whose names go
+// to a resolver that takes no percent-encoding, does not.
+constexpr bool is_reg_name_byte(char c) {
+  if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')) return true;
+  switch (c) {
+    case '-': case '.': case '_': case '~': case '!': case '$': case '&': case '\'':
+    case '(': case ')': case '*': case '+': case ',': case ';': case '=':
+      return true;
+    default: return false;
+  }
+}
+
 constexpr bool is_token(std::string_view text) {
   if (text.empty()) return false;
   for (const char c : text) {
