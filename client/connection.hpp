@@ -16,7 +16,7 @@
 
 namespace ringhttp::client {
 
-class Worker;
+class WorkerBase;
 
 enum class ConnState : std::uint8_t {
   idle,        // no socket; (re)connects when reconnect_at_ns is due
@@ -27,7 +27,7 @@ enum class ConnState : std::uint8_t {
 };
 
 struct Connection final : http::ResponseEvents {
-  Worker* worker = nullptr;
+  WorkerBase* worker = nullptr;
   std::uint32_t slot = 0;
   std::uint32_t generation = 0;
   std::uint32_t global_index = 0;  // among all workers' connections: the rate model's phase

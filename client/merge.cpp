@@ -58,6 +58,8 @@ struct Shard {
   bool tls = false;  // an https run: the report's "tls" object
   std::uint64_t tls_handshakes = 0, tls_resumed = 0;
   std::string tls_protocol, tls_cipher;
+  bool has_syscalls = false;  // a report from before system calls were counted has none
+  io::SyscallCounts syscalls;
   double duration_s = 0, window_start_unix_s = 0, client_cpu_us = 0;
   std::uint64_t rate = 0;
   std::array<std::uint64_t, error_classes> errors{};
@@ -135,6 +137,14 @@ std::string read_report(const std::string& path, const std::string& contents, si
     s.tls = true;
     s.tls_protocol = protocol;
     s.tls_cipher = cipher;
+  }
+  if (simdjson::dom::object counts; doc["syscalls"]["counts"].get(counts) == simdjson::SUCCESS) {
+    for (std::size_t i = 0; i < io::syscall_kinds; ++i) {
+      if (counts[io::syscall_name(io::Syscall(i))].get(s.syscalls.count[i])) {
+        return path + ": syscalls.counts." + io::syscall_name(io::Syscall(i));
+      }
+    }
+    s.has_syscalls = true;
   }
   for (std::size_t i = 0; i < error_classes; ++i) {
     if (errors[error_name(ErrorClass(i))].get(s.errors[i])) return path + ": errors." + error_name(ErrorClass(i));
@@ -389,6 +399,8 @@ int merge_main(int argc, char** argv) {
   bool https = false;
   std::array<std::uint64_t, error_classes> errors{};
   StatusCounts statuses{};
+  io::SyscallCounts syscalls;
+  bool all_syscalls = true;  // every shard counted them
   double start = 1e300, end = 0, last_start = 0, cpu_us = 0;
   bool ok = true;
   std::string hosts;
@@ -404,6 +416,8 @@ int merge_main(int argc, char** argv) {
     if (tls == nullptr && !s.tls_protocol.empty()) tls = &s;
     for (std::size_t i = 0; i < error_classes; ++i) errors[i] += s.errors[i];
     for (std::size_t i = 0; i < status_classes; ++i) statuses[i] += s.statuses[i];
+    syscalls.merge(s.syscalls);
+    all_syscalls = all_syscalls && s.has_syscalls;
     start = std::min(start, s.window_start_unix_s);
     last_start = std::max(last_start, s.window_start_unix_s);
     end = std::max(end, s.window_start_unix_s + s.duration_s);
@@ -456,6 +470,7 @@ int merge_main(int argc, char** argv) {
               " resumed)\n";
     }
     text += report_statuses_row(statuses);
+    if (all_syscalls) text += report_syscalls_row(syscalls, requests);
     text += "  client CPU  " + fmt("%.2f", requests > 0 ? cpu_us / double(requests) : 0) + " us/request (all shards)\n";
   } else {
     text += "  note: interval logs hold the latency only: bytes, errors and statuses are in the --json reports\n";
@@ -492,9 +507,11 @@ int merge_main(int argc, char** argv) {
                            ",\"handshakes\":" + std::to_string(tls_handshakes) +
                            ",\"resumed\":" + std::to_string(tls_resumed) + "}");
       out += ",\"statuses\":" + report_statuses_json(statuses);
+      out += ",\"syscalls\":" + (all_syscalls ? report_syscalls_json(syscalls, requests) : std::string("null"));
       out += ",\"client_cpu_us_per_request\":" + fmt("%.4f", requests > 0 ? cpu_us / double(requests) : 0);
     } else {  // not in a log: unknown, not zero
       out += ",\"bytes\":null,\"errors\":null,\"errors_total\":null,\"reconnects\":null,\"tls\":null,\"statuses\":null,"
+             "\"syscalls\":null,"
              "\"client_cpu_us_per_request\":null";
     }
     out += ",\"histograms\":{\"unit\":\"ns\",\"latency\":" + report_json_escape(base64(compress_v2(latency))) +

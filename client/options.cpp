@@ -52,6 +52,7 @@ constexpr const char* usage_text =
     "                          says Connection: close) and open a new one (default 0: keep them)\n"
     "      --connect-timeout T a connect (and its TLS handshake) not done by then is a timeout error\n"
     "                          (default 2s)\n"
+    "      --backend B         uring (default) or epoll: the system calls the connections are driven by\n"
     "      --uring LIST        [profile,]switches: 5.10, 5.19, 6.0, 6.1 or all, then no-FEATURE and/or sqpoll\n"
     "      --json              the report as one JSON object on stdout (text goes to stderr)\n"
     "      --hdr-out FILE      latency distribution in HdrHistogram's .hgrm text format\n"
@@ -300,6 +301,11 @@ ParseOutcome parse_options(int argc, char** argv, Options& out) {
       std::string error;
       if (!uring::parse_switches(value, out.wanted_features, error)) return fail(error);
       out.uring_text = std::string(value);
+      out.uring_given = true;
+    } else if (flag == "--backend") {
+      if (!io::parse_backend(value, out.backend)) {
+        return fail("--backend: expected uring or epoll, got '" + std::string(value) + "'");
+      }
     } else if (flag == "--hdr-out") {
       out.hdr_out = std::string(value);
       ok = !out.hdr_out.empty();
@@ -386,6 +392,9 @@ ParseOutcome parse_options(int argc, char** argv, Options& out) {
                   "): each response is checked against its own request's number");
     }
     if (const std::string error = check_serialized_size(out); !error.empty()) return fail(error);
+  }
+  if (out.backend == io::BackendKind::epoll && out.uring_given) {
+    return fail("--uring tunes the io_uring backend: it has no meaning with --backend epoll");
   }
   if (out.requests > 0) {
     if (warmup_given && out.warmup_ns > 0) return fail("-n/--requests counts every response: no --warmup with it");

@@ -11,6 +11,7 @@
 #include "client/placeholder.hpp"
 #include "client/target.hpp"
 #include "client/threshold.hpp"
+#include "core/io/completion.hpp"
 #include "core/uring/features.hpp"
 
 namespace ringhttp::client {
@@ -58,8 +59,10 @@ struct Options {
   // {seq:A..B} or {rand:A..B} in the path, a header, the body or the
   // expected body: the requests vary (client/placeholder.hpp).
   std::optional<Placeholder> placeholder;
+  io::BackendKind backend = io::BackendKind::uring;
   uring::Features wanted_features = uring::Features::all();
   std::string uring_text = "all";
+  bool uring_given = false;
   bool json = false;
   std::string hdr_out;
   std::string hdr_log;

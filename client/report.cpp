@@ -118,6 +118,7 @@ bool Report::thresholds_met() const {
 std::string report_options_json(const Options& o) {
   return "{\"url\":" + json_escape(o.url) + ",\"method\":" + json_escape(o.method) +
       format(",\"connections\":%u,\"threads\":%u,\"pipeline\":%u", o.connections, o.threads, o.pipeline) +
+      ",\"backend\":" + json_escape(io::backend_name(o.backend)) +
       ",\"cpus\":[" + net::format_cpu_list(o.cpus) + "]" +
       format(",\"duration_s\":%.3f,\"warmup_s\":%.3f,\"requests\":%" PRIu64 ",\"rate\":%" PRIu64,
              o.requests > 0 && !o.duration_given ? 0.0 : seconds(o.duration_ns), seconds(o.warmup_ns), o.requests,
@@ -141,6 +142,23 @@ std::string report_statuses_row(const StatusCounts& s) {
   std::string out = "  statuses   ";
   for (std::size_t i = 0; i < status_classes; ++i) out += format(" %zuxx %" PRIu64, i + 1, s[i]);
   return out + "\n";
+}
+
+std::string report_syscalls_row(const io::SyscallCounts& s, std::uint64_t requests) {
+  const double per = requests > 0 ? 1.0 / double(requests) : 0;
+  std::string out = format("  syscalls    %.2f/request:", double(s.total()) * per);
+  for (std::size_t i = 0; i < io::syscall_kinds; ++i) {
+    if (s.count[i] > 0) out += format(" %s %.3f", io::syscall_name(io::Syscall(i)), double(s.count[i]) * per);
+  }
+  return out + "\n";
+}
+
+std::string report_syscalls_json(const io::SyscallCounts& s, std::uint64_t requests) {
+  std::string out = "{\"counts\":{";
+  for (std::size_t i = 0; i < io::syscall_kinds; ++i) {
+    out += format("%s\"%s\":%" PRIu64, i == 0 ? "" : ",", io::syscall_name(io::Syscall(i)), s.count[i]);
+  }
+  return out + format("},\"per_request\":%.4f}", requests > 0 ? double(s.total()) / double(requests) : 0.0);
 }
 
 std::string report_statuses_json(const StatusCounts& s) {
@@ -203,6 +221,7 @@ std::string format_text(const Report& r) {
                   t.tls_handshakes, t.tls_resumed);
   }
   out += report_statuses_row(t.statuses);
+  out += report_syscalls_row(t.syscalls, t.responses);
   out += format("  client CPU  %.2f us/request\n", per_request_us(r.client_cpu_ns, t.responses));
   if (r.server_cpu_ns) out += format("  server CPU  %.2f us/request\n", per_request_us(*r.server_cpu_ns, t.responses));
   bool met = true;
@@ -249,6 +268,7 @@ std::string format_json(const Report& r) {
               : "{\"protocol\":" + json_escape(r.tls_protocol) + ",\"cipher\":" + json_escape(r.tls_cipher) +
                     format(",\"handshakes\":%" PRIu64 ",\"resumed\":%" PRIu64 "}", t.tls_handshakes, t.tls_resumed));
   out += ",\"statuses\":" + report_statuses_json(t.statuses);
+  out += ",\"syscalls\":" + report_syscalls_json(t.syscalls, t.responses);
   out += format(",\"client_cpu_us_per_request\":%.4f", per_request_us(r.client_cpu_ns, t.responses));
   out += ",\"server_cpu_us_per_request\":" +
          (r.server_cpu_ns ? format("%.4f", per_request_us(*r.server_cpu_ns, t.responses)) : std::string("null"));

@@ -51,5 +51,9 @@ std::string report_options_json(const Options& o);  // the report's "options" ob
 std::string report_shard_json(const Options& o);    // its "shard" object
 std::string report_statuses_row(const StatusCounts& s);                 // "  statuses    1xx 0 2xx 500 ...\n"
 std::string report_statuses_json(const StatusCounts& s);                // {"1xx":0,"2xx":500,…}
+// "  syscalls    2.01/request: recv 1.000 send 1.000 ...\n", the kinds made
+std::string report_syscalls_row(const io::SyscallCounts& s, std::uint64_t requests);
+// {"counts":{"io_uring_enter":…,…},"per_request":…}
+std::string report_syscalls_json(const io::SyscallCounts& s, std::uint64_t requests);
 
 }  // namespace ringhttp::client

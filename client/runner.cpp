@@ -226,7 +226,7 @@ struct IntervalLine {
 
 std::vector<IntervalLine> interval_lines(std::uint64_t window_start_ns, const Timeline& timeline,
                                          std::uint64_t window_end_ns,
-                                         const std::vector<std::unique_ptr<Worker>>& workers) {
+                                         const std::vector<std::unique_ptr<WorkerBase>>& workers) {
   std::size_t count = 0;
   for (const auto& w : workers) count = std::max(count, w->stats().intervals.size());
   std::vector<IntervalLine> lines;
@@ -244,7 +244,7 @@ std::vector<IntervalLine> interval_lines(std::uint64_t window_start_ns, const Ti
       const std::vector<LatencyInterval>& intervals = w->stats().intervals;
       if (k < intervals.size()) end_ns = std::max(end_ns, std::min(intervals[k].end_ns, window_end_ns));
     }
-    const std::uint64_t start_ns = std::max(timeline.measure_ns + k * Worker::log_interval_ns, window_start_ns);
+    const std::uint64_t start_ns = std::max(timeline.measure_ns + k * WorkerBase::log_interval_ns, window_start_ns);
     if (!gathering || end_ns > start_ns) {
       if (gathering) close_line();
       line.reset();
@@ -288,7 +288,7 @@ std::string write_interval_log(const std::string& path, const Options& options, 
 // last group may be shorter: the window's end), each judged.
 std::vector<IntervalFailure> judge_intervals(const Options& options, const std::vector<IntervalLine>& lines) {
   std::vector<IntervalFailure> failures;
-  const std::size_t per_group = std::size_t(options.threshold_interval_ns / Worker::log_interval_ns);
+  const std::size_t per_group = std::size_t(options.threshold_interval_ns / WorkerBase::log_interval_ns);
   Histogram h;
   for (std::size_t first = 0; first < lines.size(); first += per_group) {
     h.reset();
@@ -306,7 +306,7 @@ std::vector<IntervalFailure> judge_intervals(const Options& options, const std::
 class Progress {
  public:
   explicit Progress(bool enabled) : enabled_(enabled) {}
-  void show(std::uint64_t elapsed_ns, const std::vector<std::unique_ptr<Worker>>& workers) {
+  void show(std::uint64_t elapsed_ns, const std::vector<std::unique_ptr<WorkerBase>>& workers) {
     if (!enabled_) return;
     std::uint64_t responses = 0;
     std::uint64_t errors = 0;
@@ -402,10 +402,10 @@ int run(const Options& options) {
   }
 
   const RequestBytes request(options);
-  std::vector<std::unique_ptr<Worker>> workers;
+  std::vector<std::unique_ptr<WorkerBase>> workers;
   for (WorkerPlan& plan : make_plans(options)) {
     plan.first_address = first_address;
-    workers.push_back(std::make_unique<Worker>(options, request, features, plan));
+    workers.push_back(make_worker(options, request, features, plan));
   }
   Timeline timeline;
   timeline.start_ns = start_ns;

@@ -24,6 +24,7 @@ void WorkerStats::reset() {
   responses = bytes_received = reconnects = tls_handshakes = tls_resumed = 0;
   errors.fill(0);
   statuses.fill(0);
+  syscalls = {};
   intervals.clear();
 }
 
@@ -35,6 +36,7 @@ void WorkerStats::merge(const WorkerStats& other) {
   reconnects += other.reconnects;
   tls_handshakes += other.tls_handshakes;
   tls_resumed += other.tls_resumed;
+  syscalls.merge(other.syscalls);
   for (std::size_t i = 0; i < error_classes; ++i) errors[i] += other.errors[i];
   for (std::size_t i = 0; i < status_classes; ++i) statuses[i] += other.statuses[i];
 }

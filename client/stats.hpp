@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "client/histogram.hpp"
+#include "core/io/completion.hpp"
 #include "core/metrics/counter.hpp"
 
 namespace ringhttp::client {
@@ -54,6 +55,7 @@ struct WorkerStats {
   std::uint64_t reconnects = 0;            // connections reopened after the peer or an error closed them
   std::uint64_t tls_handshakes = 0;        // https: handshakes completed
   std::uint64_t tls_resumed = 0;           // ... of which resumed an earlier session
+  io::SyscallCounts syscalls;              // what the backend made, the measured window's
   std::vector<LatencyInterval> intervals;  // --hdr-log only; not merged (the runner aligns them by index)
 
   void reset();

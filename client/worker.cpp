@@ -14,6 +14,8 @@
 
 #include "client/clock.hpp"
 #include "core/net/cpu.hpp"
+#include "core/epoll/backend.hpp"
+#include "core/uring/backend.hpp"
 #include "core/uring/compat.hpp"
 #include "core/uring/errno_class.hpp"
 #include "core/uring/user_data.hpp"
@@ -31,18 +33,32 @@ __kernel_timespec to_timespec(std::uint64_t ns) {
 
 void Connection::on_response(const http::ResponseHead& head) { worker->on_response(*this, head); }
 
-Worker::Worker(const Options& options, const RequestBytes& request, const uring::Features& features,
+std::unique_ptr<WorkerBase> make_worker(const Options& options, const RequestBytes& request,
+                                        const uring::Features& features, const WorkerPlan& plan) {
+  if (options.backend == io::BackendKind::epoll) {
+    return std::make_unique<Worker<epoll::Backend>>(options, request, features, plan);
+  }
+  return std::make_unique<Worker<uring::Backend>>(options, request, features, plan);
+}
+
+template <typename Backend>
+Worker<Backend>::Worker(const Options& options, const RequestBytes& request, const uring::Features& features,
                const WorkerPlan& plan)
     : options_(options), request_(request), features_(features), plan_(plan) {}
 
-Worker::~Worker() {
+template <typename Backend>
+Worker<Backend>::~Worker() {
   if (thread_.joinable()) thread_.join();
   for (std::uint32_t i = 0; i < table_.constructed(); ++i) {
     if (table_[i].fd >= 0) ::close(table_[i].fd);
   }
 }
 
-void Worker::start(const Timeline& timeline, std::latch& ready) {
+WorkerBase::~WorkerBase() {
+  if (thread_.joinable()) thread_.join();
+}
+
+void WorkerBase::start(const Timeline& timeline, std::latch& ready) {
   timeline_ = timeline;
   thread_ = std::thread([this, &ready] {
     const bool ok = setup();
@@ -52,11 +68,12 @@ void Worker::start(const Timeline& timeline, std::latch& ready) {
   });
 }
 
-void Worker::join() {
+void WorkerBase::join() {
   if (thread_.joinable()) thread_.join();
 }
 
-bool Worker::setup() {
+template <typename Backend>
+bool Worker<Backend>::setup() {
   if (const int rc = net::pin_this_thread(plan_.cpu); rc != 0) {
     error_ = "cannot pin worker " + std::to_string(plan_.index) + " to CPU " + std::to_string(plan_.cpu) + ": " +
              std::strerror(rc);
@@ -66,12 +83,7 @@ bool Worker::setup() {
   // every request late by up to that much, which corrected latency counts.
   if (options_.rate > 0) ::prctl(PR_SET_TIMERSLACK, timer_slack_ns, 0, 0, 0);
   // Created here, on the thread that will be its only submitter.
-  if (const int rc = ring_.init(options_.ring_entries, features_, plan_.cpu); rc < 0) {
-    error_ = std::string("io_uring setup: ") + std::strerror(-rc);
-    return false;
-  }
-  if (std::string e = buffers_.init(ring_.get(), features_, recv_buffers, recv_buffer_bytes, plan_.connections);
-      !e.empty()) {
+  if (std::string e = io_.init(backend_config()); !e.empty()) {
     error_ = std::move(e);
     return false;
   }
@@ -131,23 +143,28 @@ bool Worker::setup() {
   return true;
 }
 
-void Worker::run() { uring::run_batches(ring_, *this); }
+template <typename Backend>
+void Worker<Backend>::run() { uring::run_batches(io_, *this); }
 
-std::optional<__kernel_timespec> Worker::wait_limit() const { return to_timespec(wait_ns()); }
+template <typename Backend>
+std::optional<__kernel_timespec> Worker<Backend>::wait_limit() const { return to_timespec(wait_ns()); }
 
-void Worker::on_wake() {
+template <typename Backend>
+void Worker<Backend>::on_wake() {
   now_ns_ = monotonic_ns();
   // Before dispatch: responses seen in this batch belong to the interval
   // that holds now_ns_.
   while (interval_ && measuring_ && !stopping_ && now_ns_ >= interval_end_ns_) close_interval(interval_end_ns_);
 }
 
-bool Worker::done() const {
+template <typename Backend>
+bool Worker<Backend>::done() const {
   if (!stopping_) return false;
   return open_sockets_ == 0 || now_ns_ >= stop_deadline_ns_;
 }
 
-std::uint64_t Worker::wait_ns() const {
+template <typename Backend>
+std::uint64_t Worker<Backend>::wait_ns() const {
   std::uint64_t target = next_tick_ns_;
   if (!measuring_) target = std::min(target, timeline_.measure_ns);
   if (!stopping_) target = std::min(target, timeline_.end_ns);
@@ -157,14 +174,15 @@ std::uint64_t Worker::wait_ns() const {
   return target > now_ns_ ? target - now_ns_ : 0;
 }
 
-void Worker::dispatch(const uring::Completion& c) {
+template <typename Backend>
+void Worker<Backend>::dispatch(const uring::Completion& c) {
   const uring::Tag t = uring::decode(c.user_data);
   Connection* found = table_.find(t);
   // Impossible while sockets close only at zero in-flight operations; a
   // stale buffer still goes back so that the pool cannot leak.
   assert(found != nullptr && "a completion for an earlier socket of the slot");
   if (found == nullptr) {
-    if (t.op == Op::recv) buffers_.give_back_flags(c.flags);
+    if (t.op == Op::recv) io_.give_back_flags(c.flags);
     return;
   }
   Connection& conn = *found;
@@ -180,10 +198,12 @@ void Worker::dispatch(const uring::Completion& c) {
   assert(false && "unknown client completion");
 }
 
-void Worker::after_batch() {
+template <typename Backend>
+void Worker<Backend>::after_batch() {
   if (!measuring_ && now_ns_ >= timeline_.measure_ns) {
     // Warm-up is over: it ran the same loop, and now none of it counts.
     stats_.reset();  // keeps the intervals' reserved capacity
+    io_.reset_syscalls();
     if (interval_) interval_->reset();
     measuring_ = true;
   }
@@ -211,9 +231,11 @@ void Worker::after_batch() {
   if (now_ns_ >= next_tick_ns_) on_tick();
 }
 
-void Worker::mark_dirty(Connection& conn) { dirty_.mark(conn); }
+template <typename Backend>
+void Worker<Backend>::mark_dirty(Connection& conn) { dirty_.mark(conn); }
 
-void Worker::on_tick() {
+template <typename Backend>
+void Worker<Backend>::on_tick() {
   next_tick_ns_ = now_ns_ + tick_ns;
   for (std::uint32_t i = 0; i < plan_.connections; ++i) {
     Connection& conn = table_[i];
@@ -240,19 +262,23 @@ void Worker::on_tick() {
   }
 }
 
-void Worker::begin_stop() {
+template <typename Backend>
+void Worker<Backend>::begin_stop() {
   if (stopping_) return;
   if (interval_ && measuring_) close_interval(std::min(now_ns_, timeline_.end_ns));
   stopping_ = true;
   stop_deadline_ns_ = now_ns_ + stop_drain_ns;
+  if (measuring_) stats_.syscalls = io_.syscalls();  // the window's, not the stop's
   // Responses still on their way are neither counted nor failed: the run's
   // window has ended.
   for (std::uint32_t i = 0; i < plan_.connections; ++i) abort(table_[i]);
 }
 
-bool Worker::may_send_more() const { return plan_.requests == 0 || requests_sent_ < plan_.requests; }
+template <typename Backend>
+bool Worker<Backend>::may_send_more() const { return plan_.requests == 0 || requests_sent_ < plan_.requests; }
 
-void Worker::count_error(ErrorClass error) {
+template <typename Backend>
+void Worker<Backend>::count_error(ErrorClass error) {
   if (!measuring_ || stopping_) return;
   ++stats_.errors[std::size_t(error)];
   live_.errors.add();
@@ -261,7 +287,8 @@ void Worker::count_error(ErrorClass error) {
 // ---------------------------------------------------------------------------
 // Connecting.
 
-void Worker::connect(Connection& conn) {
+template <typename Backend>
+void Worker<Backend>::connect(Connection& conn) {
   assert(conn.state == ConnState::idle);
   if (options_.requests_per_connection > 0) {
     // The socket's quota: what it sends before its Connection: close. With
@@ -273,7 +300,7 @@ void Worker::connect(Connection& conn) {
     if (plan_.requests > 0) requests_reserved_ += quota;
   }
   const net::Address& address = options_.target.addresses[conn.address_index];
-  const int fd = ::socket(address.family(), SOCK_STREAM | SOCK_CLOEXEC, 0);
+  const int fd = io_.open_socket(address.family());
   if (fd < 0) {
     // Out of descriptors or memory: a connect error, retried after a pause.
     give_back_quota(conn);
@@ -281,10 +308,6 @@ void Worker::connect(Connection& conn) {
     conn.connect_failed = true;
     conn.reconnect_at_ns = now_ns_ + connect_backoff_ns;
     return;
-  }
-  if (address.family() != AF_UNIX) {
-    const int one = 1;
-    ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
   }
   table_.renew(conn);
   conn.fd = fd;
@@ -296,13 +319,12 @@ void Worker::connect(Connection& conn) {
   conn.recv_armed = conn.send_inflight = conn.rearm_recv = conn.peer_closing = conn.unsolicited = false;
   conn.enobufs_in_a_row = 0;
   ++open_sockets_;
-  io_uring_sqe* sqe = ring_.sqe();
-  io_uring_prep_connect(sqe, fd, address.get(), address.length);
-  sqe->user_data = tag(Op::connect, conn);
+  io_.connect(fd, address, tag(Op::connect, conn));
   conn.inflight.add();
 }
 
-void Worker::on_connect(Connection& conn, std::int32_t res) {
+template <typename Backend>
+void Worker<Backend>::on_connect(Connection& conn, std::int32_t res) {
   conn.inflight.done();
   if (conn.state != ConnState::connecting) return maybe_release(conn);
   if (res < 0) {
@@ -338,7 +360,8 @@ void Worker::on_connect(Connection& conn, std::int32_t res) {
   advance_handshake(conn);
 }
 
-void Worker::become_open(Connection& conn) {
+template <typename Backend>
+void Worker<Backend>::become_open(Connection& conn) {
   conn.state = ConnState::open;
   if (conn.was_open && measuring_ && !stopping_) ++stats_.reconnects;
   conn.was_open = true;
@@ -347,7 +370,8 @@ void Worker::become_open(Connection& conn) {
   conn.parser.reset(config);
 }
 
-void Worker::advance_handshake(Connection& conn) {
+template <typename Backend>
+void Worker<Backend>::advance_handshake(Connection& conn) {
   switch (conn.tls.handshake()) {
     case tls::Session::Status::done:
       // A connection is made once its handshake is done.
@@ -374,7 +398,8 @@ void Worker::advance_handshake(Connection& conn) {
 // A handshake that fails is a tls error, retried after the connect back-off;
 // after as many failures in a row as failed connects would take, the worker
 // gives up and the report says why.
-void Worker::handshake_failed(Connection& conn, const std::string& reason) {
+template <typename Backend>
+void Worker<Backend>::handshake_failed(Connection& conn, const std::string& reason) {
   conn.connect_failed = true;
   if (++connect_failures_in_a_row_ >= connect_failures_in_a_row_max && gave_up_.empty()) {
     gave_up_ = std::to_string(connect_failures_in_a_row_) + " TLS handshakes in a row failed, the last with: " +
@@ -389,17 +414,17 @@ void Worker::handshake_failed(Connection& conn, const std::string& reason) {
 // ---------------------------------------------------------------------------
 // Receiving and checking responses.
 
-void Worker::arm_recv(Connection& conn) {
+template <typename Backend>
+void Worker<Backend>::arm_recv(Connection& conn) {
   assert(!conn.recv_armed);
   assert(connected(conn));
-  io_uring_sqe* sqe = ring_.sqe();
-  buffers_.prep_recv(sqe, conn.fd, conn.slot);
-  sqe->user_data = tag(Op::recv, conn);
+  io_.receive(conn.fd, tag(Op::recv, conn));
   conn.recv_armed = true;
   conn.inflight.add();
 }
 
-void Worker::on_recv(Connection& conn, std::int32_t res, std::uint32_t flags) {
+template <typename Backend>
+void Worker<Backend>::on_recv(Connection& conn, std::int32_t res, std::uint32_t flags) {
   if ((flags & IORING_CQE_F_MORE) == 0) {
     conn.recv_armed = false;
     conn.inflight.done();
@@ -407,11 +432,11 @@ void Worker::on_recv(Connection& conn, std::int32_t res, std::uint32_t flags) {
   if (res > 0) {
     conn.enobufs_in_a_row = 0;
     if (measuring_ && !stopping_) stats_.bytes_received += std::uint64_t(res);
-    const uring::ReceiveBuffers::Received received = buffers_.received(conn.slot, flags);
+    const auto received = io_.received(conn.slot, flags);
     if (connected(conn)) consume(conn, received.data, std::uint32_t(res));
     // The parser (and the TLS session, which copies) keeps nothing of the
     // bytes: the buffer goes back at once.
-    buffers_.give_back(received.buffer_id);
+    io_.give_back(received.buffer_id);
     // A single-shot receive (a fallback) is re-armed after each delivery.
     if (connected(conn) && !conn.recv_armed) arm_recv(conn);
   } else if (res == 0) {
@@ -434,7 +459,8 @@ void Worker::on_recv(Connection& conn, std::int32_t res, std::uint32_t flags) {
   maybe_release(conn);
 }
 
-void Worker::consume(Connection& conn, const char* data, std::uint32_t len) {
+template <typename Backend>
+void Worker<Backend>::consume(Connection& conn, const char* data, std::uint32_t len) {
   if (tls_ == nullptr) return consume_plaintext(conn, data, len);
   // Ciphertext: in, then the handshake or every record decrypted to the
   // parser; what put_ciphertext() could not take goes in after the reads.
@@ -465,7 +491,8 @@ void Worker::consume(Connection& conn, const char* data, std::uint32_t len) {
   pump_tls(conn);  // what reading produced: a key update's answer, an alert
 }
 
-void Worker::consume_plaintext(Connection& conn, const char* data, std::uint32_t len) {
+template <typename Backend>
+void Worker<Backend>::consume_plaintext(Connection& conn, const char* data, std::uint32_t len) {
   if (conn.parser.feed(data, len) != http::ResponseParser::Status::ok || conn.unsolicited) {
     return fail(conn, ErrorClass::parse);
   }
@@ -478,7 +505,8 @@ void Worker::consume_plaintext(Connection& conn, const char* data, std::uint32_t
   maybe_send(conn);
 }
 
-void Worker::on_peer_closed(Connection& conn) {
+template <typename Backend>
+void Worker<Backend>::on_peer_closed(Connection& conn) {
   // The end of the stream completes a close-delimited response; anything
   // else still expected was cut off.
   if (conn.parser.finish() != http::ResponseParser::Status::ok || conn.outstanding > 0) {
@@ -487,7 +515,8 @@ void Worker::on_peer_closed(Connection& conn) {
   abort(conn);
 }
 
-void Worker::on_response(Connection& conn, const http::ResponseHead& head) {
+template <typename Backend>
+void Worker<Backend>::on_response(Connection& conn, const http::ResponseHead& head) {
   if (conn.outstanding == 0) {
     conn.unsolicited = true;
     return;
@@ -513,14 +542,16 @@ void Worker::on_response(Connection& conn, const http::ResponseHead& head) {
   if (!head.body_matches) count_error(ErrorClass::body);
 }
 
-void Worker::record_latency(const Connection& conn) {
+template <typename Backend>
+void Worker<Backend>::record_latency(const Connection& conn) {
   const std::uint64_t latency_ns = now_ns_ - (options_.rate > 0 ? conn.intended_ns : conn.sent_at_ns);
   stats_.latency.record(latency_ns);
   if (options_.rate > 0) stats_.uncorrected.record(now_ns_ - conn.sent_at_ns);
   if (interval_) interval_->record(latency_ns);
 }
 
-void Worker::close_interval(std::uint64_t end_ns) {
+template <typename Backend>
+void Worker<Backend>::close_interval(std::uint64_t end_ns) {
   // Once a second, not per request: the sparse copy may allocate.
   stats_.intervals.push_back({interval_index_, end_ns, interval_->sparse()});
   interval_->reset();
@@ -531,7 +562,8 @@ void Worker::close_interval(std::uint64_t end_ns) {
 // ---------------------------------------------------------------------------
 // Sending: one send per request, or per pipelined batch, from the shared bytes.
 
-void Worker::maybe_send(Connection& conn) {
+template <typename Backend>
+void Worker<Backend>::maybe_send(Connection& conn) {
   if (conn.state != ConnState::open || conn.send_inflight || conn.outstanding > 0 || stopping_) return;
   if (!may_send_more()) return;
   if (options_.rate > 0) {
@@ -582,7 +614,8 @@ void Worker::maybe_send(Connection& conn) {
 
 // The batch's second range (a closing batch's last request), once the first
 // is sent or handed to TLS; false when there is none.
-bool Worker::next_send_range(Connection& conn) {
+template <typename Backend>
+bool Worker<Backend>::next_send_range(Connection& conn) {
   if (conn.then_len == 0) return false;
   conn.send_base = conn.then_base;
   conn.send_offset = 0;
@@ -593,7 +626,8 @@ bool Worker::next_send_range(Connection& conn) {
 
 // https: hands the batch's plaintext to the session as far as it takes it,
 // and sends the ciphertext waiting, in place, one send at a time.
-void Worker::pump_tls(Connection& conn) {
+template <typename Backend>
+void Worker<Backend>::pump_tls(Connection& conn) {
   if (conn.send_inflight || !connected(conn)) return;
   if (conn.state == ConnState::open) {
     while (true) {
@@ -605,25 +639,22 @@ void Worker::pump_tls(Connection& conn) {
   }
   const std::string_view out = conn.tls.pending_ciphertext();
   if (out.empty()) return;
-  io_uring_sqe* sqe = ring_.sqe();
-  io_uring_prep_send(sqe, conn.fd, out.data(), out.size(), MSG_NOSIGNAL);
-  sqe->user_data = tag(Op::send, conn);
+  io_.send(conn.fd, out.data(), out.size(), tag(Op::send, conn));
   conn.send_inflight = true;
   conn.inflight.add();
 }
 
-void Worker::submit_send(Connection& conn) {
+template <typename Backend>
+void Worker<Backend>::submit_send(Connection& conn) {
   assert(!conn.send_inflight);
   assert(conn.send_offset < conn.send_end);
-  io_uring_sqe* sqe = ring_.sqe();
-  io_uring_prep_send(sqe, conn.fd, conn.send_base + conn.send_offset, conn.send_end - conn.send_offset,
-                     MSG_NOSIGNAL);
-  sqe->user_data = tag(Op::send, conn);
+  io_.send(conn.fd, conn.send_base + conn.send_offset, conn.send_end - conn.send_offset, tag(Op::send, conn));
   conn.send_inflight = true;
   conn.inflight.add();
 }
 
-void Worker::on_send(Connection& conn, std::int32_t res) {
+template <typename Backend>
+void Worker<Backend>::on_send(Connection& conn, std::int32_t res) {
   assert(conn.send_inflight);
   conn.send_inflight = false;
   conn.inflight.done();
@@ -651,7 +682,8 @@ void Worker::on_send(Connection& conn, std::int32_t res) {
 // ---------------------------------------------------------------------------
 // Failing and closing.
 
-void Worker::fail(Connection& conn, ErrorClass error) {
+template <typename Backend>
+void Worker<Backend>::fail(Connection& conn, ErrorClass error) {
   count_error(error);
   // Requests that will never be answered are done, as failures.
   finish_requests(conn.outstanding);
@@ -659,31 +691,34 @@ void Worker::fail(Connection& conn, ErrorClass error) {
   abort(conn);
 }
 
-void Worker::abort(Connection& conn) {
+template <typename Backend>
+void Worker<Backend>::abort(Connection& conn) {
   if (conn.state == ConnState::idle || conn.state == ConnState::closing) return;
   const bool connecting = conn.state == ConnState::connecting;
   conn.state = ConnState::closing;
   conn.rearm_recv = false;
-  if (connecting) uring::cancel(ring_, conn, Op::connect);
-  if (conn.recv_armed) uring::cancel(ring_, conn, Op::recv);
-  if (conn.send_inflight) uring::cancel(ring_, conn, Op::send);
+  if (connecting) cancel(conn, Op::connect);
+  if (conn.recv_armed) cancel(conn, Op::recv);
+  if (conn.send_inflight) cancel(conn, Op::send);
   maybe_release(conn);
 }
 
 // What a socket was promised and did not send goes back to the pool (-n
 // with --requests-per-connection), for the slot's next socket or another's.
-void Worker::give_back_quota(Connection& conn) {
+template <typename Backend>
+void Worker<Backend>::give_back_quota(Connection& conn) {
   if (options_.requests_per_connection == 0 || plan_.requests == 0) return;
   assert(requests_reserved_ >= conn.socket_quota - conn.sent_on_socket);
   requests_reserved_ -= conn.socket_quota - conn.sent_on_socket;
   conn.socket_quota = conn.sent_on_socket = 0;
 }
 
-void Worker::maybe_release(Connection& conn) {
+template <typename Backend>
+void Worker<Backend>::maybe_release(Connection& conn) {
   if (conn.state != ConnState::closing || !conn.inflight.none()) return;
   give_back_quota(conn);
   conn.tls.reset();  // its buffers go with the socket
-  ::close(conn.fd);
+  io_.close(conn.fd, conn.slot);
   conn.fd = -1;
   conn.state = ConnState::idle;
   conn.outstanding = 0;
@@ -692,5 +727,31 @@ void Worker::maybe_release(Connection& conn) {
   conn.reconnect_at_ns = now_ns_ + (conn.connect_failed ? connect_backoff_ns : 0);
   mark_dirty(conn);
 }
+
+// Cancels `conn`'s operation `op`. The cancel is itself in flight until its
+// own completion (Op::cancel), so the slot cannot be released before it;
+// the cancelled operation still completes for itself (-ECANCELED).
+template <typename Backend>
+void Worker<Backend>::cancel(Connection& conn, Op op) {
+  io_.cancel(tag(op, conn), tag(Op::cancel, conn));
+  conn.inflight.add();
+}
+
+template <typename Backend>
+typename Backend::Config Worker<Backend>::backend_config() const {
+  typename Backend::Config config;
+  if constexpr (Backend::kind == io::BackendKind::uring) {
+    config.entries = options_.ring_entries;
+    config.features = features_;
+    config.cpu = plan_.cpu;
+  }
+  config.recv_buffers = recv_buffers;
+  config.recv_buffer_bytes = recv_buffer_bytes;
+  config.slots = plan_.connections;
+  return config;
+}
+
+template class Worker<uring::Backend>;
+template class Worker<epoll::Backend>;
 
 }  // namespace ringhttp::client

@@ -20,8 +20,6 @@
 #include "core/tls/context.hpp"
 #include "core/uring/batch_loop.hpp"
 #include "core/uring/features.hpp"
-#include "core/uring/receive_buffers.hpp"
-#include "core/uring/ring.hpp"
 #include "core/uring/user_data.hpp"
 
 namespace ringhttp::client {
@@ -44,30 +42,14 @@ struct WorkerPlan {
   std::uint32_t first_address = 0;  // the target's address every connection tries first
 };
 
-class Worker {
+// What the runner sees of a worker, whichever backend it runs on; the
+// worker itself (below) is a template over its backend, so that no I/O
+// operation goes through a virtual call.
+class WorkerBase {
  public:
-  // Receive buffers per worker. 16 KiB lets a large response arrive in few
-  // completions; 512 of them cover many connections' bursts.
-  static constexpr std::uint32_t recv_buffers = 512;
-  static constexpr std::uint32_t recv_buffer_bytes = 16 * 1024;
-  // The loop wakes at least this often to notice timeouts and the end.
-  static constexpr std::uint64_t tick_ns = 10'000'000;
-  static constexpr std::uint64_t connect_backoff_ns = 10'000'000;
-  // After this many connects in a row fail without one succeeding, the
-  // worker gives up (the server is gone) instead of spinning until -d.
-  static constexpr std::uint32_t connect_failures_in_a_row_max = 200;
-  // Cancelled operations must report before the ring is torn down; a kernel
-  // that takes longer than this to cancel is not waited for.
-  static constexpr std::uint64_t stop_drain_ns = 2'000'000'000;
-  static constexpr std::uint8_t enobufs_in_a_row_max = 8;
-  static constexpr unsigned long timer_slack_ns = 1;               // rate model: wake when asked
   static constexpr std::uint64_t log_interval_ns = 1'000'000'000;  // --hdr-log, --threshold-interval: one a second
 
-  Worker(const Options& options, const RequestBytes& request, const uring::Features& features, const WorkerPlan& plan);
-  ~Worker();
-  Worker(const Worker&) = delete;
-  Worker& operator=(const Worker&) = delete;
-
+  virtual ~WorkerBase();
   // Starts the thread; counts `ready` down once set up (or failed: see error()).
   void start(const Timeline& timeline, std::latch& ready);
   void join();
@@ -84,14 +66,62 @@ class Worker {
   const std::string& tls_cipher() const { return tls_cipher_; }
   const LiveCounters& live() const { return live_; }
 
-  void on_response(Connection& conn, const http::ResponseHead& head);
+  // A connection's parser saw a whole response.
+  virtual void on_response(Connection& conn, const http::ResponseHead& head) = 0;
+
+ protected:
+  virtual bool setup() = 0;
+  virtual void run() = 0;
+
+  Timeline timeline_;
+  std::string tls_protocol_;
+  std::string tls_cipher_;
+  WorkerStats stats_;
+  LiveCounters live_;
+  std::atomic<bool> finished_{false};
+  std::atomic<bool> stop_requested_{false};
+  std::thread thread_;
+  std::string error_;
+  std::string gave_up_;
+};
+
+// A worker on the io_uring backend (core/uring/backend.hpp) or the epoll
+// one (core/epoll/backend.hpp), as --backend says.
+std::unique_ptr<WorkerBase> make_worker(const Options& options, const RequestBytes& request,
+                                        const uring::Features& features, const WorkerPlan& plan);
+
+template <typename Backend>
+class Worker final : public WorkerBase {
+ public:
+  // Receive buffers per worker. 16 KiB lets a large response arrive in few
+  // completions; 512 of them cover many connections' bursts.
+  static constexpr std::uint32_t recv_buffers = 512;
+  static constexpr std::uint32_t recv_buffer_bytes = 16 * 1024;
+  // The loop wakes at least this often to notice timeouts and the end.
+  static constexpr std::uint64_t tick_ns = 10'000'000;
+  static constexpr std::uint64_t connect_backoff_ns = 10'000'000;
+  // After this many connects in a row fail without one succeeding, the
+  // worker gives up (the server is gone) instead of spinning until -d.
+  static constexpr std::uint32_t connect_failures_in_a_row_max = 200;
+  // Cancelled operations must report before the ring is torn down; a kernel
+  // that takes longer than this to cancel is not waited for.
+  static constexpr std::uint64_t stop_drain_ns = 2'000'000'000;
+  static constexpr std::uint8_t enobufs_in_a_row_max = 8;
+  static constexpr unsigned long timer_slack_ns = 1;               // rate model: wake when asked
+
+  Worker(const Options& options, const RequestBytes& request, const uring::Features& features, const WorkerPlan& plan);
+  ~Worker();
+  Worker(const Worker&) = delete;
+  Worker& operator=(const Worker&) = delete;
+
+  void on_response(Connection& conn, const http::ResponseHead& head) override;
 
  private:
-  bool setup();
-  void run();
+  bool setup() override;
+  void run() override;
   // The batch loop's hooks (core/uring/batch_loop.hpp).
-  template <typename Owner>
-  friend void uring::run_batches(uring::Ring& ring, Owner& owner);
+  template <typename Io, typename Owner>
+  friend void uring::run_batches(Io& io, Owner& owner);
   bool done() const;
   std::optional<__kernel_timespec> wait_limit() const;  // the next due time: a tick, a phase's end, a paced send
   void on_wake();
@@ -103,6 +133,8 @@ class Worker {
   void record_latency(const Connection& conn);
   void mark_dirty(Connection& conn);
   std::uint64_t wait_ns() const;
+  typename Backend::Config backend_config() const;
+  void cancel(Connection& conn, uring::Op op);
 
   void connect(Connection& conn);
   void on_connect(Connection& conn, std::int32_t res);
@@ -135,18 +167,14 @@ class Worker {
   const RequestBytes& request_;
   const uring::Features features_;
   const WorkerPlan plan_;
-  Timeline timeline_;
   http::ResponseParser::Config parser_config_{};
 
   // https: this worker's TLS settings and the session it resumes (one per
   // worker: nothing shared while the run goes), and where records decrypt to.
   std::unique_ptr<tls::ClientContext> tls_;
   std::vector<char> plaintext_;
-  std::string tls_protocol_;
-  std::string tls_cipher_;
 
-  uring::Ring ring_;
-  uring::ReceiveBuffers buffers_;
+  Backend io_;
   uring::SlotTable<Connection> table_;  // every slot acquired at start, renewed per socket
   uring::DirtyList dirty_;  // connections to look at after the batch
   ScheduleCursor schedule_;  // the open model: the next due slot of this worker's connections
@@ -169,13 +197,6 @@ class Worker {
   std::uint64_t interval_index_ = 0;
   std::uint64_t interval_end_ns_ = UINT64_MAX;
 
-  WorkerStats stats_;
-  LiveCounters live_;
-  std::atomic<bool> finished_{false};
-  std::atomic<bool> stop_requested_{false};
-  std::thread thread_;
-  std::string error_;
-  std::string gave_up_;
 };
 
 }  // namespace ringhttp::client

@@ -90,8 +90,8 @@ class Shard final : private db::Driver, private db::Sink {
   bool setup();
   void run();
   // The batch loop's hooks (core/uring/batch_loop.hpp).
-  template <typename Owner>
-  friend void uring::run_batches(uring::Ring& ring, Owner& owner);
+  template <typename Io, typename Owner>
+  friend void uring::run_batches(Io& io, Owner& owner);
   bool done() const;
   std::optional<__kernel_timespec> wait_limit() const { return std::nullopt; }  // the tick wakes it
   void on_wake();

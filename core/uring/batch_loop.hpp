@@ -108,12 +108,14 @@ class DirtyList {
 //   void on_wake();                                      // after each reap: read the clock
 //   void dispatch(const Completion& c);
 //   void after_batch();
-template <typename Owner>
-void run_batches(Ring& ring, Owner& owner) {
-  std::array<Completion, Ring::reap_batch_max> batch;
+// `io` is a Ring or a backend (core/io/completion.hpp): anything that
+// submits and reaps completions.
+template <typename Io, typename Owner>
+void run_batches(Io& io, Owner& owner) {
+  std::array<Completion, io::reap_batch_max> batch;
   while (!owner.done()) {
     const std::optional<__kernel_timespec> limit = owner.wait_limit();
-    const std::uint32_t n = limit ? ring.submit_and_reap(batch, *limit) : ring.submit_and_reap(batch);
+    const std::uint32_t n = limit ? io.submit_and_reap(batch, *limit) : io.submit_and_reap(batch);
     owner.on_wake();
     for (std::uint32_t i = 0; i < n; ++i) owner.dispatch(batch[i]);
     owner.after_batch();

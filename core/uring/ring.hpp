@@ -9,15 +9,12 @@
 #include <cstdint>
 #include <span>
 
+#include "core/io/completion.hpp"
 #include "core/uring/features.hpp"
 
 namespace ringhttp::uring {
 
-struct Completion {
-  std::uint64_t user_data;
-  std::int32_t res;
-  std::uint32_t flags;
-};
+using Completion = io::Completion;
 
 class Ring {
  public:
@@ -26,7 +23,7 @@ class Ring {
   // below a floor so that a tiny SQ (a test) still has room.
   static constexpr std::uint32_t cq_per_sq = 8;
   static constexpr std::uint32_t cq_entries_min = 4096;
-  static constexpr std::uint32_t reap_batch_max = 256;
+  static constexpr std::uint32_t reap_batch_max = io::reap_batch_max;
   // With SQPOLL: how long the poller thread keeps polling an empty SQ before
   // it sleeps (and the next submission costs an io_uring_enter to wake it).
   // Long enough to span the gap between one loop iteration's submissions

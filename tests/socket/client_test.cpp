@@ -132,6 +132,35 @@ TEST_F(ClientAgainstServer, n_requests_are_exactly_n_responses_and_the_server_ag
   EXPECT_EQ(scrape_metrics(server.port()).value(metric::responses(200)), 500);
 }
 
+// Each backend makes its own system calls, and the report counts them: on
+// io_uring only io_uring_enter carries the requests; on epoll each response
+// takes at least one recv and each request one send, with no io_uring_enter.
+TEST_F(ClientAgainstServer, each_backend_says_its_name_and_counts_its_system_calls) {
+  for (const std::string backend : {"uring", "epoll"}) {
+    const ClientRun run =
+        run_client({"--backend", backend, "-n", "300", "-c", "3", "--json", url(server, "/plaintext")});
+    ASSERT_EQ(run.exit_code, 0) << backend << ": " << run.err;
+    const JsonReport report(run);
+    ASSERT_TRUE(report.ok());
+    EXPECT_EQ(report.text("/options/backend"), backend);
+    EXPECT_EQ(report.number("/requests"), 300u);
+    const std::uint64_t enters = report.number("/syscalls/counts/io_uring_enter");
+    const std::uint64_t recvs = report.number("/syscalls/counts/recv");
+    const std::uint64_t sends = report.number("/syscalls/counts/send");
+    if (backend == "uring") {
+      EXPECT_GT(enters, 0u);
+      EXPECT_EQ(recvs + sends + report.number("/syscalls/counts/epoll_wait"), 0u);
+    } else {
+      EXPECT_EQ(enters, 0u);
+      EXPECT_GE(recvs, 300u);
+      EXPECT_GE(sends, 300u);
+      EXPECT_GT(report.number("/syscalls/counts/epoll_wait"), 0u);
+    }
+    EXPECT_GT(report.real("/syscalls/per_request"), 0.0);
+    EXPECT_NE(run.err.find("syscalls"), std::string::npos) << run.err;
+  }
+}
+
 TEST_F(ClientAgainstServer, json_report_is_one_object_with_the_documented_keys) {
   const ClientRun run = run_client({"-n", "20", "-c", "2", "--json", url(server, "/json")});
   ASSERT_EQ(run.exit_code, 0) << run.err;

@@ -167,6 +167,22 @@ TEST(ClientOptions, uring_takes_the_servers_grammar_sqpoll_included) {
   EXPECT_EQ(parse({"--uring", "sqpoll,5.19", "http://127.0.0.1:8080/"}, bad), ParseOutcome::exit_usage);
 }
 
+TEST(ClientOptions, backend_is_uring_by_default_or_epoll_and_uring_switches_need_uring) {
+  Options o;
+  ASSERT_EQ(parse({"http://127.0.0.1:8080/"}, o), ParseOutcome::run);
+  EXPECT_EQ(o.backend, io::BackendKind::uring);
+  Options e;
+  ASSERT_EQ(parse({"--backend", "epoll", "http://127.0.0.1:8080/"}, e), ParseOutcome::run);
+  EXPECT_EQ(e.backend, io::BackendKind::epoll);
+  Options bad;
+  EXPECT_EQ(parse({"--backend", "kqueue", "http://127.0.0.1:8080/"}, bad), ParseOutcome::exit_usage);
+  Options both;
+  EXPECT_EQ(parse({"--backend", "epoll", "--uring", "6.1", "http://127.0.0.1:8080/"}, both),
+            ParseOutcome::exit_usage);
+  Options uring;
+  EXPECT_EQ(parse({"--backend", "uring", "--uring", "6.1", "http://127.0.0.1:8080/"}, uring), ParseOutcome::run);
+}
+
 TEST(ClientOptions, wrk_like_flags_parse) {
   Options o;
   ASSERT_EQ(parse({"-c", "64", "-t2", "-d", "500ms", "-w", "0", "-H", "X-A: 1", "--header=X-B: 2", "-p", "4",

@@ -30,6 +30,7 @@ BackgroundClient::BackgroundClient(std::vector<std::string> args) {
   dir_ = std::filesystem::temp_directory_path() /
          ("background_client_" + std::to_string(::getpid()) + "_" + std::to_string(count++));
   std::filesystem::create_directories(dir_);
+  args = with_suite_backend(std::move(args));
   args.insert(args.begin(), client_path());
   std::vector<std::string> env = environment_with({});
   std::vector<char*> argv = pointers_to(args);

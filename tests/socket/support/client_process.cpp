@@ -30,8 +30,20 @@ std::string client_path() {
   return "build/client/client";
 }
 
-ClientRun run_client(const std::vector<std::string>& args, std::chrono::milliseconds deadline,
+std::vector<std::string> with_suite_backend(std::vector<std::string> args) {
+  const char* backend = std::getenv("RINGHTTP_CLIENT_BACKEND");
+  if (backend == nullptr || *backend == '\0') return args;
+  if (!args.empty() && args.front() == "merge") return args;
+  for (const std::string& a : args) {
+    if (a.starts_with("--backend") || a.starts_with("--uring")) return args;
+  }
+  args.insert(args.begin(), std::string("--backend=") + backend);
+  return args;
+}
+
+ClientRun run_client(const std::vector<std::string>& given_args, std::chrono::milliseconds deadline,
                      const std::vector<std::string>& env) {
+  const std::vector<std::string> args = with_suite_backend(given_args);
   const std::string path = client_path();
   if (::access(path.c_str(), X_OK) != 0) throw errno_error("client binary " + path + " (set RINGHTTP_CLIENT)");
   // Everything execv needs is built before fork: the child makes

@@ -22,4 +22,10 @@ ClientRun run_client(const std::vector<std::string>& args,
 // The client binary: $RINGHTTP_CLIENT, or build/client/client from the cwd.
 std::string client_path();
 
+// The client's arguments with the backend the suite runs the client on:
+// $RINGHTTP_CLIENT_BACKEND (uring or epoll) as --backend, put first. Left
+// as they are when it is unset, for `merge`, or when the test chose its
+// own backend or --uring profile (tests of io_uring itself).
+std::vector<std::string> with_suite_backend(std::vector<std::string> args);
+
 }  // namespace socket_test

@@ -1,0 +1,77 @@
+#pragma once
+// The seam between a connection's owner (a client worker; the server's
+// shard next) and the I/O backend under it: both backends speak io_uring's
+// completion model, so the code above them is the same for both.
+//
+// An owner asks a backend for operations (connect, receive, send, cancel),
+// each tagged with a user_data (core/uring/user_data.hpp), and reaps their
+// completions in batches: {user_data, res, flags}, res a byte count or
+// -errno, flags as io_uring's CQE flags (IORING_CQE_F_MORE: a multishot
+// receive stays armed; IORING_CQE_F_BUFFER: the bytes are in the provided
+// buffer whose id is flags >> IORING_CQE_BUFFER_SHIFT). The io_uring backend
+// (core/uring/backend.hpp) is the kernel's completions; the epoll backend
+// (core/epoll/backend.hpp) makes the same completions from readiness, with
+// the system calls a careful epoll loop makes.
+//
+// A backend is a concrete type chosen at compile time (the owner is a
+// template over it): no virtual call per operation.
+
+#include <array>
+#include <cstdint>
+#include <string>
+
+namespace ringhttp::io {
+
+struct Completion {
+  std::uint64_t user_data;
+  std::int32_t res;
+  std::uint32_t flags;
+};
+
+// Completions handed to the owner per batch at most.
+inline constexpr std::uint32_t reap_batch_max = 256;
+
+enum class BackendKind : std::uint8_t { uring, epoll };
+const char* backend_name(BackendKind kind);
+// "uring" or "epoll"; false for anything else.
+bool parse_backend(std::string_view text, BackendKind& out);
+
+// The system calls a backend made, by kind: what the benchmark prints per
+// request beside CPU per request. Counted where they are made.
+enum class Syscall : std::uint8_t {
+  io_uring_enter,
+  epoll_wait,
+  epoll_ctl,
+  recv,
+  send,
+  connect,
+  accept,
+  socket,
+  setsockopt,
+  getsockopt,
+  close,
+  count_,
+};
+inline constexpr std::size_t syscall_kinds = std::size_t(Syscall::count_);
+const char* syscall_name(Syscall kind);
+
+struct SyscallCounts {
+  std::array<std::uint64_t, syscall_kinds> count{};
+
+  void add(Syscall kind, std::uint64_t n = 1) { count[std::size_t(kind)] += n; }
+  std::uint64_t total() const {
+    std::uint64_t sum = 0;
+    for (const std::uint64_t n : count) sum += n;
+    return sum;
+  }
+  void merge(const SyscallCounts& other) {
+    for (std::size_t i = 0; i < syscall_kinds; ++i) count[i] += other.count[i];
+  }
+};
+
+// A stream socket of `family` with SOCK_CLOEXEC and `extra_flags` (the
+// epoll backend's SOCK_NONBLOCK), TCP_NODELAY set unless it is a Unix
+// socket; -errno on failure. Both backends open theirs here, counted.
+int open_stream_socket(int family, int extra_flags, SyscallCounts& counts);
+
+}  // namespace ringhttp::io
