@@ -140,9 +140,11 @@ std::string read_report(const std::string& path, const std::string& contents, si
   }
   if (simdjson::dom::object counts; doc["syscalls"]["counts"].get(counts) == simdjson::SUCCESS) {
     for (std::size_t i = 0; i < io::syscall_kinds; ++i) {
-      if (counts[io::syscall_name(io::Syscall(i))].get(s.syscalls.count[i])) {
+      std::uint64_t n = 0;
+      if (counts[io::syscall_name(io::Syscall(i))].get(n)) {
         return path + ": syscalls.counts." + io::syscall_name(io::Syscall(i));
       }
+      s.syscalls.set(i, n);
     }
     s.has_syscalls = true;
   }

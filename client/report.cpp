@@ -148,7 +148,7 @@ std::string report_syscalls_row(const io::SyscallCounts& s, std::uint64_t reques
   const double per = requests > 0 ? 1.0 / double(requests) : 0;
   std::string out = format("  syscalls    %.2f/request:", double(s.total()) * per);
   for (std::size_t i = 0; i < io::syscall_kinds; ++i) {
-    if (s.count[i] > 0) out += format(" %s %.3f", io::syscall_name(io::Syscall(i)), double(s.count[i]) * per);
+    if (s[i] > 0) out += format(" %s %.3f", io::syscall_name(io::Syscall(i)), double(s[i]) * per);
   }
   return out + "\n";
 }
@@ -156,7 +156,7 @@ std::string report_syscalls_row(const io::SyscallCounts& s, std::uint64_t reques
 std::string report_syscalls_json(const io::SyscallCounts& s, std::uint64_t requests) {
   std::string out = "{\"counts\":{";
   for (std::size_t i = 0; i < io::syscall_kinds; ++i) {
-    out += format("%s\"%s\":%" PRIu64, i == 0 ? "" : ",", io::syscall_name(io::Syscall(i)), s.count[i]);
+    out += format("%s\"%s\":%" PRIu64, i == 0 ? "" : ",", io::syscall_name(io::Syscall(i)), s[i]);
   }
   return out + format("},\"per_request\":%.4f}", requests > 0 ? double(s.total()) / double(requests) : 0.0);
 }

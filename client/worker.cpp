@@ -203,7 +203,7 @@ void Worker<Backend>::after_batch() {
   if (!measuring_ && now_ns_ >= timeline_.measure_ns) {
     // Warm-up is over: it ran the same loop, and now none of it counts.
     stats_.reset();  // keeps the intervals' reserved capacity
-    io_.reset_syscalls();
+    io_.reset_syscalls();  // the worker's own thread: nobody else reads them
     if (interval_) interval_->reset();
     measuring_ = true;
   }

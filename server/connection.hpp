@@ -27,7 +27,7 @@
 
 namespace ringhttp::server {
 
-class Shard;
+class ShardBase;
 struct OutputBlock;
 struct HeldBlock;
 
@@ -79,7 +79,7 @@ struct Connection final : http::RequestEvents {
   static constexpr std::size_t iovecs_max = responses_max * iovecs_per_response_max + stream_iovecs_max;
   static_assert(iovecs_max <= 1024, "one sendmsg takes at most IOV_MAX (1024) iovecs");
 
-  Shard* shard = nullptr;
+  ShardBase* shard = nullptr;
   std::uint32_t slot = 0;
   std::uint32_t generation = 0;
   int fd = -1;

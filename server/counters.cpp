@@ -164,6 +164,16 @@ void render_metrics(std::span<const ShardCounters* const> shards, std::string& o
            sum(shards, [](const ShardCounters& c) -> const metrics::Counter& { return c.db.errors_timeout; }));
   w.sample("ringhttp_db_errors_total", "class", "query",
            sum(shards, [](const ShardCounters& c) -> const metrics::Counter& { return c.db.errors_query; }));
+  w.family("ringhttp_syscalls_total", "counter",
+           "System calls the shards' backends made, by call: io_uring_enter on io_uring; epoll_wait, recv, send, "
+           "accept and the rest on epoll (--backend).");
+  for (std::size_t i = 0; i < io::syscall_kinds; ++i) {
+    std::uint64_t n = 0;
+    for (const ShardCounters* shard : shards) {
+      if (const io::SyscallCounts* s = shard->syscalls.load(std::memory_order_acquire); s != nullptr) n += (*s)[i];
+    }
+    w.sample("ringhttp_syscalls_total", "call", io::syscall_name(io::Syscall(i)), n);
+  }
   counter("ringhttp_rate_limit_evictions_total",
           "Clients the rate limiter forgot (least recently used first) because their set of its table was full; "
           "a forgotten client starts again with a full bucket.",

@@ -4,11 +4,13 @@
 // needs no lock and no atomic read-modify-write).
 
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <span>
 #include <string>
 
 #include "core/auth/jwt.hpp"
+#include "core/io/completion.hpp"
 #include "core/http/request_parser.hpp"
 #include "core/metrics/counter.hpp"
 #include "server/db/counters.hpp"
@@ -88,6 +90,9 @@ struct ShardCounters {
   Counter output_block_refusals;      // closed unanswered for want of a block (waited too long, or a 408 unsent)
   metrics::Gauge held_rings_lent;     // rings of held input lent to paused connections now
   db::Counters db;                    // the shard's database connections (--db)
+  // The system calls the shard's backend made, by kind: its own counts,
+  // published once its backend is set up (null before).
+  std::atomic<const io::SyscallCounts*> syscalls{nullptr};
 };
 
 // Renders the sum over `shards` in Prometheus text format into `out`.

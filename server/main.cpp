@@ -30,16 +30,21 @@ namespace {
 using namespace ringhttp;
 
 int run(const server::Options& options) {
-  uring::Features kernel;
-  try {
-    kernel = uring::probe_kernel();
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "server: %s\n", e.what());
-    return 1;
-  }
-  const uring::Features features = kernel.intersect(options.wanted_features);
-  if (const std::string note = uring::unavailable_note(options.wanted_features, kernel); !note.empty()) {
-    std::fprintf(stderr, "server: %s\n", note.c_str());
+  // The epoll backend needs no io_uring at all: a kernel without it (or
+  // with io_uring_disabled set) still serves.
+  uring::Features features;
+  if (options.backend == io::BackendKind::uring) {
+    uring::Features kernel;
+    try {
+      kernel = uring::probe_kernel();
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "server: %s\n", e.what());
+      return 1;
+    }
+    features = kernel.intersect(options.wanted_features);
+    if (const std::string note = uring::unavailable_note(options.wanted_features, kernel); !note.empty()) {
+      std::fprintf(stderr, "server: %s\n", note.c_str());
+    }
   }
 
   // Signals are taken by sigwait() in this thread only. SIGPIPE is ignored
@@ -118,7 +123,7 @@ int run(const server::Options& options) {
       return 1;
     }
   }
-  std::vector<std::unique_ptr<server::Shard>> shards;
+  std::vector<std::unique_ptr<server::ShardBase>> shards;
   for (std::size_t i = 0; i < shard_count; ++i) {
     const int fd = net::listen_reuseport(address);
     if (fd < 0) {
@@ -126,8 +131,8 @@ int run(const server::Options& options) {
       return 1;
     }
     if (i == 0) net::bound_address(fd, address);
-    shards.push_back(std::make_unique<server::Shard>(options, app_config, cors, int(i), fd, features, send,
-                                                     *counters[i], all_counters));
+    shards.push_back(server::make_shard(options.backend, options, app_config, cors, int(i), fd, features, send,
+                                        *counters[i], all_counters));
   }
 
   std::latch ready{std::ptrdiff_t(shard_count)};
@@ -160,9 +165,11 @@ int run(const server::Options& options) {
   // metrics= comes last, and only with --metrics-address: scripts that read
   // the fields before it see the same line either way.
   const std::string metrics_field = metrics ? " metrics=" + metrics->address().to_string() : std::string();
-  std::printf("ringhttp %s listening on %s shards=%zu cpus=%s allocator=%s uring=%s send=%s%s\n", RINGHTTP_VERSION,
-              address.to_string().c_str(), shard_count, net::format_cpu_list(options.cpus).c_str(),
-              alloc::allocator_name().c_str(), features.describe().c_str(), server::send_mode_name(send.mode),
+  const bool on_uring = options.backend == io::BackendKind::uring;
+  std::printf("ringhttp %s listening on %s shards=%zu cpus=%s allocator=%s backend=%s uring=%s send=%s%s\n",
+              RINGHTTP_VERSION, address.to_string().c_str(), shard_count, net::format_cpu_list(options.cpus).c_str(),
+              alloc::allocator_name().c_str(), io::backend_name(options.backend),
+              on_uring ? features.describe().c_str() : "unused", server::send_mode_name(send.mode),
               metrics_field.c_str());
   std::fflush(stdout);
 

@@ -30,6 +30,7 @@ constexpr const char* usage_text =
     "  --uring LIST              [profile,]switches: profile 5.10, 5.19, 6.0, 6.1 or all (default),\n"
     "                            then no-FEATURE switches and/or sqpoll, e.g. 5.19,sqpoll\n"
     "  --send MODE               writev, sendmsg (default) or zc (IORING_OP_SENDMSG_ZC)\n"
+    "  --backend B               uring (default) or epoll: the system calls the shards are driven by\n"
     "  --request-line-bytes-max N\n"
     "                            request line limit (method, target, version), 414 beyond\n"
     "                            (default 8192, at most 32768)\n"
@@ -228,6 +229,11 @@ ParseOutcome parse_options(int argc, char** argv, Options& out) {
       std::string error;
       if (!uring::parse_switches(value, out.wanted_features, error)) return fail(error);
       out.uring_text = std::string(value);
+      out.uring_given = true;
+    } else if (flag == "--backend") {
+      if (!io::parse_backend(value, out.backend)) {
+        return fail("bad value '" + std::string(value) + "' for --backend (uring or epoll)");
+      }
     } else if (flag == "--send") {
       if (!parse_send_mode(value, out.send_mode)) {
         return fail("bad value '" + std::string(value) + "' for --send (writev, sendmsg or zc)");
@@ -295,6 +301,13 @@ ParseOutcome parse_options(int argc, char** argv, Options& out) {
       return fail("unknown option " + std::string(flag));
     }
     if (!ok) return fail("bad value '" + std::string(value) + "' for " + std::string(flag));
+  }
+  if (out.backend == io::BackendKind::epoll) {
+    if (out.uring_given) return fail("--uring tunes the io_uring backend: it has no meaning with --backend epoll");
+    if (out.send_mode != SendMode::sendmsg) {
+      return fail(std::string("--send ") + send_mode_name(out.send_mode) +
+                  " is io_uring's: the epoll backend sends with sendmsg");
+    }
   }
   if (!net::parse_address(host, std::uint16_t(port), out.address)) {
     return fail("bad --address '" + host + "' (an IPv4 or IPv6 literal, no host names)");

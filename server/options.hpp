@@ -7,18 +7,12 @@
 #include <vector>
 
 #include "core/net/address.hpp"
+#include "core/io/completion.hpp"
 #include "core/uring/features.hpp"
 
 namespace ringhttp::server {
 
-// How a connection's corked output is handed to the kernel (--send). Each
-// takes the same iovecs and resumes a short write the same way.
-enum class SendMode : std::uint8_t {
-  writev,   // IORING_OP_WRITEV on the socket
-  sendmsg,  // IORING_OP_SENDMSG with MSG_NOSIGNAL (the default)
-  zc,       // IORING_OP_SENDMSG_ZC (6.1): pages pinned, not copied; a
-            // notification completion follows the result
-};
+using io::SendMode;  // --send
 
 const char* send_mode_name(SendMode mode);
 
@@ -26,8 +20,10 @@ struct Options {
   net::Address address;
   int shards = 0;  // 0: one per online CPU
   std::vector<int> cpus;
+  io::BackendKind backend = io::BackendKind::uring;
   uring::Features wanted_features = uring::Features::all();
   std::string uring_text = "all";
+  bool uring_given = false;
   SendMode send_mode = SendMode::sendmsg;  // as asked; zc falls back to sendmsg where the kernel lacks it
 
   std::uint32_t request_line_bytes_max = 8192;  // 414 beyond; RFC 9112 section 3 asks at least 8,000

@@ -2,7 +2,7 @@
 // The output blocks a shard lends to its busy connections, and the
 // connections waiting for one. A narrow interface: lend, give back (which
 // hands the block straight to the oldest waiter), wait, stop waiting. No
-// ring, no sockets, no counters: the shard does those (shard_output.cpp).
+// ring, no sockets, no counters: the shard does those (shard_output.ipp).
 //
 // Bounded: `blocks` at most, mapped once and touched only as lent (the
 // warmest first). Running out is a normal state: the connection waits in

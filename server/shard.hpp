@@ -17,8 +17,7 @@
 
 #include "core/http/date_cache.hpp"
 #include "core/uring/batch_loop.hpp"
-#include "core/uring/receive_buffers.hpp"
-#include "core/uring/ring.hpp"
+#include "core/io/completion.hpp"
 #include "core/uring/user_data.hpp"
 #include "server/app/app.hpp"
 #include "server/connection.hpp"
@@ -36,10 +35,49 @@ struct SendPath {
   bool zc_report_usage = false;  // zc notifications say whether the kernel copied (6.2)
 };
 
+// What main() and a connection's parser see of a shard, whichever backend
+// it runs on: the shard itself (below) is a template over its backend
+// (core/io/completion.hpp), so that no I/O operation is a virtual call.
+class ShardBase {
+ public:
+  virtual ~ShardBase();
+  // Starts the thread; counts `ready` down when it serves (or failed: see error()).
+  void start(std::latch& ready);
+  void request_stop();  // from another thread
+  void join();
+  const std::string& error() const { return error_; }
+
+  // Parser callbacks, routed here by the connection.
+  virtual void on_request_headers(Connection& conn, const http::RequestHead& head) = 0;
+  virtual bool on_request(Connection& conn, const http::RequestHead& head) = 0;
+
+ protected:
+  // The wake eventfd's flags: the epoll backend reads it without blocking;
+  // io_uring's read must not find it non-blocking (it would fail with
+  // EAGAIN instead of waiting).
+  explicit ShardBase(int eventfd_flags) : eventfd_flags_(eventfd_flags) {}
+  virtual bool setup() = 0;
+  virtual void run() = 0;
+
+  int wake_fd_ = -1;
+  std::thread thread_;
+  std::string error_;
+
+ private:
+  int eventfd_flags_;
+};
+
+// A shard on the io_uring backend or the epoll one, as --backend says.
+std::unique_ptr<ShardBase> make_shard(io::BackendKind backend, const Options& options, const AppConfig& app_config,
+                                      const Cors& cors, int index, int listen_fd, const uring::Features& features,
+                                      const SendPath& send, ShardCounters& counters,
+                                      std::span<const ShardCounters* const> all_shards);
+
 // The shard is its database pool's driver (its sockets' operations on the
 // shard's own ring) and the sink its results come back to
-// (server/shard_db.cpp).
-class Shard final : private db::Driver, private db::Sink {
+// (server/shard_db.ipp).
+template <typename Backend>
+class Shard final : public ShardBase, private db::Driver, private db::Sink {
  public:
   // Shard-level operations (accept, tick, wake, cancels they and the
   // database polls need) carry this slot, which no connection can have.
@@ -71,24 +109,17 @@ class Shard final : private db::Driver, private db::Sink {
   Shard(const Options& options, const AppConfig& app_config, const Cors& cors, int index, int listen_fd,
         const uring::Features& features, const SendPath& send, ShardCounters& counters,
         std::span<const ShardCounters* const> all_shards);
-  ~Shard();
+  ~Shard() override;
   Shard(const Shard&) = delete;
   Shard& operator=(const Shard&) = delete;
 
-  // Starts the thread; counts `ready` down when it serves (or failed: see error()).
-  void start(std::latch& ready);
-  void request_stop();  // from another thread
-  void join();
-  const std::string& error() const { return error_; }
-
-  // Parser callbacks, routed here by the connection.
-  void on_request_headers(Connection& conn, const http::RequestHead& head);
-  bool on_request(Connection& conn, const http::RequestHead& head);
+  void on_request_headers(Connection& conn, const http::RequestHead& head) override;
+  bool on_request(Connection& conn, const http::RequestHead& head) override;
 
  private:
-  // shard.cpp: the thread, the ring, the batch loop, accept, tick, stop.
-  bool setup();
-  void run();
+  // shard.ipp: the thread's set-up, the batch loop, accept, tick, stop.
+  bool setup() override;
+  void run() override;
   // The batch loop's hooks (core/uring/batch_loop.hpp).
   template <typename Io, typename Owner>
   friend void uring::run_batches(Io& io, Owner& owner);
@@ -101,6 +132,8 @@ class Shard final : private db::Driver, private db::Sink {
   void arm_accept();
   void arm_tick();
   void arm_wake();
+  void cancel_accept();
+  void cancel(Connection& conn, uring::Op op);
   void on_accept(std::int32_t res, std::uint32_t flags);
   void on_tick();
   void begin_stop();
@@ -109,7 +142,7 @@ class Shard final : private db::Driver, private db::Sink {
   void start_connection(Connection& conn, int fd);
   void open_pending();
 
-  // shard_input.cpp: receive, parse, hold input while paused.
+  // shard_input.ipp: receive, parse, hold input while paused.
   bool wants_receive(const Connection& conn) const;
   void arm_recv(Connection& conn);
   void on_recv(Connection& conn, std::int32_t res, std::uint32_t flags);
@@ -124,12 +157,12 @@ class Shard final : private db::Driver, private db::Sink {
   void resume_input(Connection& conn);
   bool can_take_more(const Connection& conn) const;
 
-  // shard_respond.cpp: a parsed request becomes a queued response.
+  // shard_respond.ipp: a parsed request becomes a queued response.
   void finish_response(Connection& conn, PendingResponse& r, std::uint64_t content_length, bool close,
                        bool http10_keep_alive);
   void queue_error(Connection& conn, int status);
 
-  // shard_output.cpp: sends, and the output blocks busy connections borrow.
+  // shard_output.ipp: sends, and the output blocks busy connections borrow.
   bool lend_output(Connection& conn);
   void return_output(Connection& conn);
   void maybe_return_output(Connection& conn);
@@ -143,7 +176,7 @@ class Shard final : private db::Driver, private db::Sink {
   void retire_sent(Connection& conn);
   void release_written(Connection& conn);
 
-  // shard_db.cpp: the database pool's operations and results.
+  // shard_db.ipp: the database pool's operations and results.
   void poll(std::uint32_t link, std::uint32_t generation, int fd, bool write) override;
   void send(std::uint32_t link, std::uint32_t generation, int fd, const char* data, std::size_t len) override;
   void recv(std::uint32_t link, std::uint32_t generation, int fd, char* data, std::size_t len) override;
@@ -151,7 +184,7 @@ class Shard final : private db::Driver, private db::Sink {
   void on_result(const db::Waiter& waiter, const db::Result& result) override;
   void start_database();
 
-  // shard_close.cpp: drain, linger, cancel, release; deadlines; reclaim.
+  // shard_close.ipp: drain, linger, cancel, release; deadlines; reclaim.
   void begin_drain(Connection& conn);
   void maybe_finish_drain(Connection& conn);
   void on_shutdown(Connection& conn, std::int32_t res);
@@ -174,8 +207,7 @@ class Shard final : private db::Driver, private db::Sink {
   // Declared before the ring so that it is destroyed after it: operations
   // the ring still holds may point into the pool's buffers.
   std::unique_ptr<db::Pool> db_;  // with --db only; built on the shard's thread
-  uring::Ring ring_;
-  uring::ReceiveBuffers buffers_;
+  Backend io_;
   uring::SlotTable<Connection> table_;  // mapped once; slots constructed on first use
   // Output blocks, lent to busy connections; those that found none wait in
   // arrival order.
@@ -197,16 +229,12 @@ class Shard final : private db::Driver, private db::Sink {
   std::uint64_t now_ms_ = 0;
   std::int64_t wall_s_ = 0;  // Unix time, refreshed with the Date line
   __kernel_timespec tick_ts_{};
-  int wake_fd_ = -1;
   std::uint64_t wake_value_ = 0;
   bool accept_armed_ = false;
   std::uint64_t accept_backoff_until_ms_ = 0;
   bool stopping_ = false;
   std::uint64_t stop_deadline_ms_ = 0;
   std::uint64_t sq_full_flushes_seen_ = 0;
-
-  std::thread thread_;
-  std::string error_;
 };
 
 }  // namespace ringhttp::server

@@ -22,6 +22,13 @@
 //   connect waiting for EPOLLOUT), which completes with -ECANCELED; the
 //   cancel completes with 0, or -ENOENT when nothing was waiting, as
 //   io_uring's does.
+// - The server's: its listener (non-blocking, edge-triggered) is drained
+//   by accept4 while an accept is armed; its tick is a timerfd, its wake an
+//   eventfd read once readable; a shutdown is made at once. A database
+//   connection's socket (libpq's, which reads at most a buffer a call) is
+//   level-triggered and one-shot, as io_uring's poll: a poll is an
+//   epoll_ctl that arms it, and a send or receive that meets EAGAIN waits
+//   the same way.
 
 #include <linux/time_types.h>
 #include <sys/epoll.h>
@@ -73,6 +80,16 @@ class Backend {
   void send(int fd, const char* data, std::size_t len, std::uint64_t tag);
   void cancel(std::uint64_t target, std::uint64_t tag);
 
+  // The server's (see core/uring/backend.hpp). Every send mode is a sendmsg.
+  void accept(int listen_fd, std::uint64_t tag, bool multishot);
+  void timeout(__kernel_timespec* ts, std::uint64_t tag);
+  void read(int fd, void* data, unsigned len, std::uint64_t tag);
+  void shutdown(int fd, int how, std::uint64_t tag);
+  void send_message(int fd, msghdr* msg, io::SendMode mode, std::uint64_t tag, bool zc_report_usage = false);
+  void poll(int fd, bool write, std::uint64_t tag);
+  void receive_into(int fd, char* data, std::size_t len, std::uint64_t tag);
+  std::uint64_t sq_full_flushes() const { return 0; }
+
   Received received(std::uint32_t, std::uint32_t flags) const;
   void give_back(std::int32_t buffer_id);
   void give_back_flags(std::uint32_t flags);
@@ -87,6 +104,7 @@ class Backend {
   // What waits on one slot's socket.
   struct Socket {
     int fd = -1;
+    const msghdr* send_msg = nullptr;  // a corked batch (send_message), else send_data below
     std::uint32_t generation = 0;  // the slot's generation when it was added (events carry it)
     bool added = false;            // in the epoll set
     bool wants_out = false;        // EPOLLOUT in its interest mask
@@ -104,7 +122,51 @@ class Backend {
     std::size_t send_len = 0;
   };
 
+  // The listener, the tick's timer and the wake's eventfd: one each.
+  struct Listener {
+    int fd = -1;
+    bool added = false;
+    bool readable = false;
+    bool armed = false;
+    bool multishot = false;
+    std::uint64_t tag = 0;
+  };
+  struct Reader {
+    int fd = -1;
+    bool added = false;
+    bool readable = false;
+    bool armed = false;
+    void* data = nullptr;
+    unsigned len = 0;
+    std::uint64_t tag = 0;
+  };
+  // A database connection's socket: polls, and a send or receive waiting
+  // for room or data.
+  struct DbSocket {
+    int fd = -1;
+    std::uint32_t generation = 0;
+    bool added = false;
+    bool poll_in = false, poll_out = false;
+    bool send_waiting = false, recv_waiting = false;
+    std::uint64_t poll_in_tag = 0, poll_out_tag = 0, send_tag = 0, recv_tag = 0;
+    const char* send_data = nullptr;
+    std::size_t send_len = 0;
+    char* recv_data = nullptr;
+    std::size_t recv_len = 0;
+  };
+  // Accepts handed out per batch at most, so that a flood of connections
+  // cannot crowd out the receives of those already open.
+  static constexpr std::uint32_t accepts_per_batch_max = 64;
+
   Socket& socket_of(std::uint64_t tag);
+  DbSocket& db_of(std::uint64_t tag, int fd);
+  void db_arm(DbSocket& s, std::uint32_t link);
+  bool db_try_send(DbSocket& s);
+  bool db_try_recv(DbSocket& s);
+  void on_db_event(std::uint32_t link, std::uint32_t events);
+  void read_now(Reader& r);
+  void add_reader(Reader& r, std::uint64_t data);
+  std::uint32_t accept_ready(std::span<io::Completion> out, std::uint32_t n);
   void add(Socket& s, std::uint32_t slot, bool out);
   void want_out(Socket& s, std::uint32_t slot, bool out);
   void complete(std::uint64_t tag, std::int32_t res, std::uint32_t flags = 0);
@@ -116,6 +178,12 @@ class Backend {
   std::uint32_t hand_out(std::span<io::Completion> out, std::uint32_t n);
 
   int epfd_ = -1;
+  int timer_fd_ = -1;
+  Listener listener_;
+  Reader timer_;
+  std::uint64_t timer_value_ = 0;
+  Reader wake_;
+  std::vector<DbSocket> db_;
   std::vector<Socket> sockets_;
   std::vector<std::uint32_t> ready_;  // slots to read from
   std::vector<io::Completion> done_;  // completions made, not yet handed out

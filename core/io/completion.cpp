@@ -34,6 +34,10 @@ const char* syscall_name(Syscall kind) {
     case Syscall::setsockopt: return "setsockopt";
     case Syscall::getsockopt: return "getsockopt";
     case Syscall::close: return "close";
+    case Syscall::read: return "read";
+    case Syscall::shutdown: return "shutdown";
+    case Syscall::timerfd_settime: return "timerfd_settime";
+    case Syscall::fcntl: return "fcntl";
     case Syscall::count_: break;
   }
   return "?";

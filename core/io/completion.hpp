@@ -17,6 +17,7 @@
 // template over it): no virtual call per operation.
 
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <string>
 
@@ -28,10 +29,25 @@ struct Completion {
   std::uint32_t flags;
 };
 
+// The buffer id of bytes received into a slot's own buffer (io_uring
+// without provided buffers), not a pool's.
+inline constexpr std::int32_t own_buffer = -1;
+
 // Completions handed to the owner per batch at most.
 inline constexpr std::uint32_t reap_batch_max = 256;
 
 enum class BackendKind : std::uint8_t { uring, epoll };
+
+// How a connection's corked output is handed to the kernel (the server's
+// --send). Each takes the same iovecs and resumes a short write the same
+// way. The epoll backend sends every one as sendmsg (MSG_NOSIGNAL); zc is
+// io_uring's alone.
+enum class SendMode : std::uint8_t {
+  writev,   // IORING_OP_WRITEV on the socket
+  sendmsg,  // IORING_OP_SENDMSG with MSG_NOSIGNAL (the default)
+  zc,       // IORING_OP_SENDMSG_ZC (6.1): pages pinned, not copied; a
+            // notification completion follows the result
+};
 const char* backend_name(BackendKind kind);
 // "uring" or "epoll"; false for anything else.
 bool parse_backend(std::string_view text, BackendKind& out);
@@ -50,23 +66,44 @@ enum class Syscall : std::uint8_t {
   setsockopt,
   getsockopt,
   close,
+  read,
+  shutdown,
+  timerfd_settime,
+  fcntl,
   count_,
 };
 inline constexpr std::size_t syscall_kinds = std::size_t(Syscall::count_);
 const char* syscall_name(Syscall kind);
 
-struct SyscallCounts {
-  std::array<std::uint64_t, syscall_kinds> count{};
+// Written by its backend's thread only, readable by any (the server's
+// /metrics): relaxed loads and stores, plain moves on x86-64, as
+// metrics::Counter. A copy is a snapshot.
+class SyscallCounts {
+ public:
+  SyscallCounts() = default;
+  SyscallCounts(const SyscallCounts& other) { *this = other; }
+  SyscallCounts& operator=(const SyscallCounts& other) {
+    for (std::size_t i = 0; i < syscall_kinds; ++i) set(i, other[i]);
+    return *this;
+  }
 
-  void add(Syscall kind, std::uint64_t n = 1) { count[std::size_t(kind)] += n; }
+  void add(Syscall kind, std::uint64_t n = 1) {
+    std::atomic<std::uint64_t>& c = count_[std::size_t(kind)];
+    c.store(c.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+  }
+  std::uint64_t operator[](std::size_t kind) const { return count_[kind].load(std::memory_order_relaxed); }
+  void set(std::size_t kind, std::uint64_t n) { count_[kind].store(n, std::memory_order_relaxed); }
   std::uint64_t total() const {
     std::uint64_t sum = 0;
-    for (const std::uint64_t n : count) sum += n;
+    for (std::size_t i = 0; i < syscall_kinds; ++i) sum += (*this)[i];
     return sum;
   }
   void merge(const SyscallCounts& other) {
-    for (std::size_t i = 0; i < syscall_kinds; ++i) count[i] += other.count[i];
+    for (std::size_t i = 0; i < syscall_kinds; ++i) set(i, (*this)[i] + other[i]);
   }
+
+ private:
+  std::array<std::atomic<std::uint64_t>, syscall_kinds> count_{};
 };
 
 // A stream socket of `family` with SOCK_CLOEXEC and `extra_flags` (the

@@ -2,9 +2,12 @@
 
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 
 #include <cerrno>
 #include <cstring>
+
+#include "core/uring/compat.hpp"
 
 namespace ringhttp::uring {
 
@@ -44,6 +47,69 @@ void Backend::send(int fd, const char* data, std::size_t len, std::uint64_t tag)
 void Backend::cancel(std::uint64_t target, std::uint64_t tag) {
   io_uring_sqe* sqe = ring_.sqe();
   io_uring_prep_cancel64(sqe, target, 0);
+  sqe->user_data = tag;
+}
+
+void Backend::accept(int listen_fd, std::uint64_t tag, bool multishot) {
+  io_uring_sqe* sqe = ring_.sqe();
+  if (multishot) {
+    io_uring_prep_multishot_accept(sqe, listen_fd, nullptr, nullptr, SOCK_CLOEXEC);
+  } else {
+    io_uring_prep_accept(sqe, listen_fd, nullptr, nullptr, SOCK_CLOEXEC);
+  }
+  sqe->user_data = tag;
+}
+
+void Backend::timeout(__kernel_timespec* ts, std::uint64_t tag) {
+  io_uring_sqe* sqe = ring_.sqe();
+  io_uring_prep_timeout(sqe, ts, 0, 0);
+  sqe->user_data = tag;
+}
+
+void Backend::read(int fd, void* data, unsigned len, std::uint64_t tag) {
+  io_uring_sqe* sqe = ring_.sqe();
+  io_uring_prep_read(sqe, fd, data, len, 0);
+  sqe->user_data = tag;
+}
+
+void Backend::shutdown(int fd, int how, std::uint64_t tag) {
+  io_uring_sqe* sqe = ring_.sqe();
+  io_uring_prep_shutdown(sqe, fd, how);
+  sqe->user_data = tag;
+}
+
+void Backend::send_message(int fd, msghdr* msg, io::SendMode mode, std::uint64_t tag, bool zc_report_usage) {
+  io_uring_sqe* sqe = ring_.sqe();
+  switch (mode) {
+    case io::SendMode::writev:
+      // writev takes no MSG_NOSIGNAL: a write to a socket whose peer has
+      // gone raises SIGPIPE, which server/main.cpp ignores process-wide, so
+      // it fails with -EPIPE as a sendmsg would. The offset must be 0: a
+      // socket has no file position (sock_write_iter refuses any other).
+      io_uring_prep_writev(sqe, fd, msg->msg_iov, unsigned(msg->msg_iovlen), 0);
+      break;
+    case io::SendMode::sendmsg: io_uring_prep_sendmsg(sqe, fd, msg, MSG_NOSIGNAL); break;
+    case io::SendMode::zc:
+      // The kernel pins the pages instead of copying them: every byte the
+      // iovecs point at must stay as it is until this send's notification;
+      // the msghdr and iovecs themselves are consumed with the SQE
+      // (IORING_FEAT_SUBMIT_STABLE, 5.5).
+      io_uring_prep_sendmsg_zc(sqe, fd, msg, MSG_NOSIGNAL);
+      if (zc_report_usage) sqe->ioprio |= IORING_SEND_ZC_REPORT_USAGE;
+      break;
+  }
+  sqe->user_data = tag;
+}
+
+void Backend::poll(int fd, bool write, std::uint64_t tag) {
+  io_uring_sqe* sqe = ring_.sqe();
+  io_uring_prep_poll_add(sqe, fd, write ? POLLOUT : POLLIN);
+  sqe->user_data = tag;
+}
+
+void Backend::receive_into(int fd, char* data, std::size_t len, std::uint64_t tag) {
+  io_uring_sqe* sqe = ring_.sqe();
+  io_uring_prep_recv(sqe, fd, data, len, 0);
   sqe->user_data = tag;
 }
 

@@ -47,6 +47,21 @@ class Backend {
   // Cancels the operation tagged `target`; the cancel completes as `tag`.
   void cancel(std::uint64_t target, std::uint64_t tag);
 
+  // The server's: accept on its listener (multishot when asked and the
+  // features allow: see Features), the shard's tick, a read of its wake
+  // eventfd, a shutdown before lingering, a connection's corked output.
+  void accept(int listen_fd, std::uint64_t tag, bool multishot);
+  void timeout(__kernel_timespec* ts, std::uint64_t tag);
+  void read(int fd, void* data, unsigned len, std::uint64_t tag);
+  void shutdown(int fd, int how, std::uint64_t tag);
+  // zc_report_usage: the notification says whether the kernel copied (6.2).
+  void send_message(int fd, msghdr* msg, io::SendMode mode, std::uint64_t tag, bool zc_report_usage = false);
+  // A database connection's (server/db): a one-shot poll while libpq does
+  // the I/O, then sends and receives into the pool's own buffers.
+  void poll(int fd, bool write, std::uint64_t tag);
+  void receive_into(int fd, char* data, std::size_t len, std::uint64_t tag);
+  std::uint64_t sq_full_flushes() const { return ring_.submit_full_flushes(); }
+
   ReceiveBuffers::Received received(std::uint32_t slot, std::uint32_t flags) {
     return buffers_.received(slot, flags);
   }

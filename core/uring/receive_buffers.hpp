@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <string>
 
+#include "core/io/completion.hpp"
 #include "core/uring/buffer_ring.hpp"
 #include "core/uring/features.hpp"
 
@@ -21,7 +22,7 @@ namespace ringhttp::uring {
 
 class ReceiveBuffers {
  public:
-  static constexpr std::int32_t own_buffer = -1;  // buffer_id of a slot's own buffer
+  static constexpr std::int32_t own_buffer = io::own_buffer;  // buffer_id of a slot's own buffer
 
   struct Received {
     const char* data;

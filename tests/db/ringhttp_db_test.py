@@ -82,11 +82,15 @@ def wait_for(what, predicate, timeout_s=WAIT_S):
     raise AssertionError(f"timed out waiting for {what}")
 
 
+# The server's --backend for every server this test starts.
+BACKEND = "uring"
+
+
 class Server:
     def __init__(self, build, *args):
         self.port = free_port()
         self.proc = subprocess.Popen([os.path.join(build, "server", "server"), "--address", "127.0.0.1",
-                                      "--port", str(self.port), "--shards", "1", *args],
+                                      "--port", str(self.port), "--shards", "1", "--backend", BACKEND, *args],
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         line = self.proc.stdout.readline()
         if "listening" not in line:
@@ -470,7 +474,11 @@ def check_restart(build, s, d, db_port, failures):
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--build", required=True)
-    build = os.path.realpath(p.parse_args().build)
+    p.add_argument("--backend", default="uring", choices=("uring", "epoll"))
+    args = p.parse_args()
+    global BACKEND
+    BACKEND = args.backend
+    build = os.path.realpath(args.build)
     failures = []
     d = tempfile.mkdtemp(prefix="ringhttp-db.")
     db_port = free_port()

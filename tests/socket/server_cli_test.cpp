@@ -67,6 +67,30 @@ TEST(ServerCli, a_db_url_that_cannot_work_is_refused_with_its_reason) {
   }
 }
 
+// --backend picks the system calls; what only io_uring has is refused with
+// epoll, and the start-up line names the backend either way.
+TEST(ServerCli, the_backend_is_named_and_io_uring_flags_need_io_uring) {
+  const struct {
+    const char* args;
+    const char* says;
+  } cases[] = {
+      {"--backend kqueue", "bad value 'kqueue' for --backend"},
+      {"--backend epoll --uring 6.1", "--uring tunes the io_uring backend"},
+      {"--backend epoll --send zc", "--send zc is io_uring's"},
+      {"--backend epoll --send writev", "--send writev is io_uring's"},
+  };
+  for (const auto& c : cases) {
+    const ShellRun ran = run_shell(server_path() + " " + c.args);
+    EXPECT_EQ(ran.exit_code, 2) << c.args << ": " << ran.output;
+    EXPECT_NE(ran.output.find(c.says), std::string::npos) << c.args << ": " << ran.output;
+  }
+  ServerProcess on_epoll({"--shards", "1", "--backend", "epoll"});
+  EXPECT_NE(on_epoll.startup_line().find(" backend=epoll uring=unused send=sendmsg"), std::string::npos)
+      << on_epoll.startup_line();
+  ServerProcess on_uring({"--shards", "1", "--backend", "uring"});
+  EXPECT_NE(on_uring.startup_line().find(" backend=uring uring="), std::string::npos) << on_uring.startup_line();
+}
+
 TEST(ServerCli, a_value_after_an_equals_sign_is_taken) {
   ServerProcess server({"--shards=1", "--idle-timeout-ms=12345"});
   EXPECT_NE(server.startup_line().find(" shards=1 "), std::string::npos) << server.startup_line();

@@ -104,6 +104,15 @@ void ServerProcess::start(const ServerOptions& options) {
   }
   std::vector<std::string> all{path, "--port", "0"};
   if (options.binary.empty()) all.insert(all.end(), {"--address", "127.0.0.1"});
+  // The backend the suite runs the server on ($RINGHTTP_SERVER_BACKEND),
+  // unless the test chose its own, or an io_uring profile or send mode
+  // (tests of io_uring itself).
+  const char* backend = std::getenv("RINGHTTP_SERVER_BACKEND");
+  bool chose = !options.binary.empty();
+  for (const std::string& a : options.args) {
+    chose = chose || a.starts_with("--backend") || a.starts_with("--uring") || a.starts_with("--send");
+  }
+  if (backend != nullptr && *backend != '\0' && !chose) all.push_back(std::string("--backend=") + backend);
   all.insert(all.end(), options.args.begin(), options.args.end());
   ExecArgs exec_args(std::move(all));
   std::vector<std::string> env_strings = environment_with(options.env);

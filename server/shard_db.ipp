@@ -11,13 +11,16 @@
 #include <cassert>
 #include <string>
 
+#pragma once
+
 #include "server/shard.hpp"
 
 namespace ringhttp::server {
 
 using uring::Op;
 
-void Shard::start_database() {
+template <typename Backend>
+void Shard<Backend>::start_database() {
   if (options_.db_url.empty()) return;
   db::PoolConfig config;
   config.conninfo = options_.db_url;
@@ -32,9 +35,9 @@ void Shard::start_database() {
   db_->start();
 }
 
-namespace {
+namespace shard_detail {
 
-Op op_of(db::Io io) {
+inline Op op_of(db::Io io) {
   switch (io) {
     case db::Io::poll_read: return Op::db_read;
     case db::Io::poll_write: return Op::db_write;
@@ -44,33 +47,32 @@ Op op_of(db::Io io) {
   return Op::none;
 }
 
-}  // namespace
+}  // namespace shard_detail
 
-void Shard::poll(std::uint32_t link, std::uint32_t generation, int fd, bool write) {
-  io_uring_sqe* sqe = ring_.sqe();
-  io_uring_prep_poll_add(sqe, fd, write ? POLLOUT : POLLIN);
-  sqe->user_data = uring::encode({write ? Op::db_write : Op::db_read, link, generation});
+using shard_detail::op_of;
+
+template <typename Backend>
+void Shard<Backend>::poll(std::uint32_t link, std::uint32_t generation, int fd, bool write) {
+  io_.poll(fd, write, uring::encode({write ? Op::db_write : Op::db_read, link, generation}));
 }
 
-void Shard::send(std::uint32_t link, std::uint32_t generation, int fd, const char* data, std::size_t len) {
-  io_uring_sqe* sqe = ring_.sqe();
-  io_uring_prep_send(sqe, fd, data, len, MSG_NOSIGNAL);
-  sqe->user_data = uring::encode({Op::db_send, link, generation});
+template <typename Backend>
+void Shard<Backend>::send(std::uint32_t link, std::uint32_t generation, int fd, const char* data, std::size_t len) {
+  io_.send(fd, data, len, uring::encode({Op::db_send, link, generation}));
 }
 
-void Shard::recv(std::uint32_t link, std::uint32_t generation, int fd, char* data, std::size_t len) {
-  io_uring_sqe* sqe = ring_.sqe();
-  io_uring_prep_recv(sqe, fd, data, len, 0);
-  sqe->user_data = uring::encode({Op::db_recv, link, generation});
+template <typename Backend>
+void Shard<Backend>::recv(std::uint32_t link, std::uint32_t generation, int fd, char* data, std::size_t len) {
+  io_.receive_into(fd, data, len, uring::encode({Op::db_recv, link, generation}));
 }
 
-void Shard::cancel(std::uint32_t link, std::uint32_t generation, db::Io io) {
-  io_uring_sqe* sqe = ring_.sqe();
-  io_uring_prep_cancel64(sqe, uring::encode({op_of(io), link, generation}), 0);
-  sqe->user_data = uring::encode({Op::cancel, shard_slot, 0});
+template <typename Backend>
+void Shard<Backend>::cancel(std::uint32_t link, std::uint32_t generation, db::Io io) {
+  io_.cancel(uring::encode({op_of(io), link, generation}), uring::encode({Op::cancel, shard_slot, 0}));
 }
 
-void Shard::on_result(const db::Waiter& waiter, const db::Result& result) {
+template <typename Backend>
+void Shard<Backend>::on_result(const db::Waiter& waiter, const db::Result& result) {
   Connection* found = table_.find(uring::decode(waiter.tag));
   // Its query keeps it in flight: the slot cannot have been released.
   assert(found != nullptr && found->state != ConnState::free);

@@ -4,6 +4,8 @@
 // of every state, checked on the tick, and the reclaim of an idle
 // connection when the table is full.
 
+#pragma once
+
 #include "server/shard.hpp"
 
 #include <sys/socket.h>
@@ -17,14 +19,16 @@ namespace ringhttp::server {
 
 using uring::Op;
 
-void Shard::begin_drain(Connection& conn) {
+template <typename Backend>
+void Shard<Backend>::begin_drain(Connection& conn) {
   if (conn.state != ConnState::open) return;
   conn.state = ConnState::draining;
   drop_held(conn);  // held input will never be parsed now
   conn.input_paused = false;
 }
 
-void Shard::maybe_finish_drain(Connection& conn) {
+template <typename Backend>
+void Shard<Backend>::maybe_finish_drain(Connection& conn) {
   if (conn.state != ConnState::draining || conn.send_inflight || !conn.output_empty()) return;
   if (conn.peer_eof) {
     abort(conn);
@@ -35,14 +39,13 @@ void Shard::maybe_finish_drain(Connection& conn) {
   // the response before the peer reads it.
   conn.state = ConnState::lingering;
   conn.linger_deadline_ms = now_ms_ + linger_ms;
-  io_uring_sqe* sqe = ring_.sqe();
-  io_uring_prep_shutdown(sqe, conn.fd, SHUT_WR);
-  sqe->user_data = tag(Op::shutdown, conn);
+  io_.shutdown(conn.fd, SHUT_WR, tag(Op::shutdown, conn));
   conn.inflight.add();
   if (!conn.rearm_recv && wants_receive(conn)) arm_recv(conn);
 }
 
-void Shard::on_shutdown(Connection& conn, std::int32_t res) {
+template <typename Backend>
+void Shard<Backend>::on_shutdown(Connection& conn, std::int32_t res) {
   conn.inflight.done();
   if (res < 0) {
     // ENOTCONN: the peer reset first. Nothing else is expected.
@@ -52,27 +55,29 @@ void Shard::on_shutdown(Connection& conn, std::int32_t res) {
   maybe_release(conn);
 }
 
-void Shard::abort(Connection& conn) {
+template <typename Backend>
+void Shard<Backend>::abort(Connection& conn) {
   if (conn.state == ConnState::closing || conn.state == ConnState::free) return;
   conn.state = ConnState::closing;
   conn.rearm_recv = false;
   if (conn.recv_armed) {
-    uring::cancel(ring_, conn, Op::recv);
+    cancel(conn, Op::recv);
     counters_.cancellations.add();
   }
   if (conn.send_inflight) {
-    uring::cancel(ring_, conn, Op::send);
+    cancel(conn, Op::send);
     counters_.cancellations.add();
   }
   maybe_release(conn);
 }
 
-void Shard::maybe_release(Connection& conn) {
+template <typename Backend>
+void Shard<Backend>::maybe_release(Connection& conn) {
   // inflight counts pending zero-copy notifications: their bytes may still
   // be read by the kernel until then, and some live in this slot.
   if (conn.state != ConnState::closing || !conn.inflight.none()) return;
   assert(conn.zc_notifications_pending == 0);
-  ::close(conn.fd);
+  io_.close(conn.fd, conn.slot);
   drop_held(conn);
   conn.written_responses = 0;
   output_pool_.stop_waiting(conn);
@@ -92,7 +97,8 @@ void Shard::maybe_release(Connection& conn) {
 // Open: a header section within --header-timeout-ms of its first byte, a
 // body at --body-min-rate after --body-timeout-ms, and otherwise another
 // request within --idle-timeout-ms.
-void Shard::check_timeouts(Connection& conn) {
+template <typename Backend>
+void Shard<Backend>::check_timeouts(Connection& conn) {
   switch (conn.state) {
     case ConnState::lingering:
       if (now_ms_ >= conn.linger_deadline_ms) abort(conn);
@@ -147,7 +153,8 @@ void Shard::check_timeouts(Connection& conn) {
 // The oldest open connection with nothing in progress (no request begun,
 // nothing queued or being sent) is closed to make room. A scan of the
 // table: it runs only when the table is full, once per newcomer.
-bool Shard::reclaim_idle() {
+template <typename Backend>
+bool Shard<Backend>::reclaim_idle() {
   Connection* oldest = nullptr;
   for (std::uint32_t i = 0; i < table_.constructed(); ++i) {
     Connection& c = table_[i];

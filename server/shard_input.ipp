@@ -4,6 +4,8 @@
 // spill blocks). Asks the output side for a block before parsing
 // (lend_output) and the close side to abort an overflowing connection.
 
+#pragma once
+
 #include "server/shard.hpp"
 
 #include <cassert>
@@ -20,7 +22,8 @@ using uring::Op;
 // is open and its input not paused, and while it drains or lingers (what
 // arrives then is read and discarded); never after the peer's FIN, and one
 // receive at a time. A pending re-arm (-ENOBUFS) is the caller's to weigh.
-bool Shard::wants_receive(const Connection& conn) const {
+template <typename Backend>
+bool Shard<Backend>::wants_receive(const Connection& conn) const {
   if (conn.recv_armed || conn.peer_eof) return false;
   switch (conn.state) {
     case ConnState::open: return !conn.input_paused;
@@ -32,31 +35,33 @@ bool Shard::wants_receive(const Connection& conn) const {
   return false;
 }
 
-void Shard::arm_recv(Connection& conn) {
+template <typename Backend>
+void Shard<Backend>::arm_recv(Connection& conn) {
   assert(wants_receive(conn));
   assert(conn.state != ConnState::closing && conn.state != ConnState::free);
-  io_uring_sqe* sqe = ring_.sqe();
-  conn.recv_multishot = buffers_.prep_recv(sqe, conn.fd, conn.slot, !conn.single_shot);
-  sqe->user_data = tag(Op::recv, conn);
+  conn.recv_multishot = io_.receive(conn.fd, tag(Op::recv, conn), !conn.single_shot);
   conn.recv_armed = true;
   conn.rearm_recv = false;  // whatever asked for a re-arm is answered
   conn.inflight.add();
 }
 
-void Shard::release_chunk(InputChunk chunk) {
+template <typename Backend>
+void Shard<Backend>::release_chunk(InputChunk chunk) {
   if (chunk.buffer_id >= spill_id_base) return release_spilled(chunk);
-  buffers_.give_back(chunk.buffer_id);
+  io_.give_back(chunk.buffer_id);
 }
 
 // Out of line: the rare case, kept from the usual one's register saves.
-void Shard::release_spilled(InputChunk chunk) {
+template <typename Backend>
+void Shard<Backend>::release_spilled(InputChunk chunk) {
   spill_free_.push_back(std::uint32_t(chunk.buffer_id - spill_id_base));
   counters_.spill_blocks_used.set(spill_blocks - spill_free_.size());
 }
 
 // Copies a provided buffer's bytes into a spill block and gives the buffer
 // back to the ring. False when every spill block is taken.
-bool Shard::spill(InputChunk& chunk) {
+template <typename Backend>
+bool Shard<Backend>::spill(InputChunk& chunk) {
   if (spill_free_.empty()) return false;
   assert(chunk.len <= recv_buffer_bytes);
   const std::uint32_t block = spill_free_.back();
@@ -65,12 +70,13 @@ bool Shard::spill(InputChunk& chunk) {
   counters_.spill_blocks_used.set(spill_blocks - spill_free_.size());
   char* to = spill_ + std::size_t(block) * recv_buffer_bytes;
   std::memcpy(to, chunk.data, chunk.len);
-  buffers_.give_back(chunk.buffer_id);
+  io_.give_back(chunk.buffer_id);
   chunk = InputChunk{to, chunk.len, spill_id_base + std::int32_t(block)};
   return true;
 }
 
-void Shard::on_recv(Connection& conn, std::int32_t res, std::uint32_t flags) {
+template <typename Backend>
+void Shard<Backend>::on_recv(Connection& conn, std::int32_t res, std::uint32_t flags) {
   if ((flags & IORING_CQE_F_MORE) == 0) {
     conn.recv_armed = false;
     conn.inflight.done();
@@ -78,7 +84,7 @@ void Shard::on_recv(Connection& conn, std::int32_t res, std::uint32_t flags) {
   if (res > 0) {
     counters_.bytes_received.add(std::uint64_t(res));
     conn.enobufs_in_a_row = 0;
-    const uring::ReceiveBuffers::Received received = buffers_.received(conn.slot, flags);
+    const auto received = io_.received(conn.slot, flags);
     const InputChunk chunk{received.data, std::uint32_t(res), received.buffer_id};
     // Bytes alone are not activity: between requests only empty lines can
     // arrive without starting one, and a client trickling those must still
@@ -123,7 +129,8 @@ void Shard::on_recv(Connection& conn, std::int32_t res, std::uint32_t flags) {
   maybe_release(conn);
 }
 
-void Shard::consume(Connection& conn, InputChunk chunk) {
+template <typename Backend>
+void Shard<Backend>::consume(Connection& conn, InputChunk chunk) {
   assert(conn.state == ConnState::open);
   assert(!conn.input_paused);
   if (conn.output == nullptr && !lend_output(conn)) {
@@ -171,9 +178,10 @@ void Shard::consume(Connection& conn, InputChunk chunk) {
   }
 }
 
-void Shard::hold(Connection& conn, InputChunk chunk, bool at_front) {
+template <typename Backend>
+void Shard<Backend>::hold(Connection& conn, InputChunk chunk, bool at_front) {
   const auto is_provided = [](const InputChunk& c) {
-    return c.buffer_id != uring::ReceiveBuffers::own_buffer && c.buffer_id < spill_id_base;
+    return c.buffer_id != io::own_buffer && c.buffer_id < spill_id_base;
   };
   // Input held beyond the connection's share of provided buffers, or the
   // shard's, is copied out so the buffer serves other clients (the chunk
@@ -208,7 +216,8 @@ void Shard::hold(Connection& conn, InputChunk chunk, bool at_front) {
 }
 
 // Takes the oldest held chunk; the ring goes back with the last one.
-InputChunk Shard::unhold(Connection& conn) {
+template <typename Backend>
+InputChunk Shard<Backend>::unhold(Connection& conn) {
   assert(!conn.held_empty());
   const InputChunk chunk = conn.held->chunks.pop_front();
   if (conn.held->chunks.empty()) {
@@ -217,7 +226,7 @@ InputChunk Shard::unhold(Connection& conn) {
     assert(held_rings_lent_ > 0);
     counters_.held_rings_lent.set(--held_rings_lent_);
   }
-  if (chunk.buffer_id != uring::ReceiveBuffers::own_buffer && chunk.buffer_id < spill_id_base) {
+  if (chunk.buffer_id != io::own_buffer && chunk.buffer_id < spill_id_base) {
     assert(conn.held_buffers > 0 && held_buffers_ > 0);
     --conn.held_buffers;
     --held_buffers_;
@@ -226,22 +235,25 @@ InputChunk Shard::unhold(Connection& conn) {
   return chunk;
 }
 
-void Shard::drop_held(Connection& conn) {
+template <typename Backend>
+void Shard<Backend>::drop_held(Connection& conn) {
   while (!conn.held_empty()) release_chunk(unhold(conn));
   assert(conn.held == nullptr);
 }
 
-void Shard::pause_input(Connection& conn) {
+template <typename Backend>
+void Shard<Backend>::pause_input(Connection& conn) {
   if (conn.input_paused) return;
   conn.input_paused = true;
   conn.single_shot = true;
   // A multishot receive would go on delivering: cancel it, so the socket's
   // buffer fills and TCP pushes back on the client. A single-shot receive is
   // simply not re-armed.
-  if (conn.recv_armed && conn.recv_multishot) uring::cancel(ring_, conn, Op::recv);
+  if (conn.recv_armed && conn.recv_multishot) cancel(conn, Op::recv);
 }
 
-bool Shard::can_take_more(const Connection& conn) const {
+template <typename Backend>
+bool Shard<Backend>::can_take_more(const Connection& conn) const {
   // Unsent output is what the send in flight has left (the queue behind it
   // is bounded by its length, and its bodies live elsewhere).
   const bool output_backlog = conn.send_inflight && conn.send_bytes_left >= options_.output_bytes_max;
@@ -250,7 +262,8 @@ bool Shard::can_take_more(const Connection& conn) const {
   return room && !conn.metrics_queued && !output_backlog && !conn.waiting_output;
 }
 
-void Shard::resume_input(Connection& conn) {
+template <typename Backend>
+void Shard<Backend>::resume_input(Connection& conn) {
   assert(conn.input_paused);
   conn.input_paused = false;
   while (!conn.held_empty() && !conn.input_paused && conn.state == ConnState::open) consume(conn, unhold(conn));

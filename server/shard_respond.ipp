@@ -3,6 +3,8 @@
 // Content-Length or a cached tail, Connection) and queues errors, which
 // end the connection gracefully (begin_drain).
 
+#pragma once
+
 #include "server/shard.hpp"
 
 #include <cassert>
@@ -12,16 +14,19 @@
 #include "server/heads.hpp"
 
 namespace ringhttp::server {
-namespace {
+namespace shard_detail {
 
-char* append(char* p, std::string_view s) {
+inline char* append(char* p, std::string_view s) {
   std::memcpy(p, s.data(), s.size());
   return p + s.size();
 }
 
-}  // namespace
+}  // namespace shard_detail
 
-void Shard::on_request_headers(Connection& conn, const http::RequestHead& head) {
+using shard_detail::append;
+
+template <typename Backend>
+void Shard<Backend>::on_request_headers(Connection& conn, const http::RequestHead& head) {
   if (!head.expect_continue || conn.state != ConnState::open) return;
   // The request was parsed only with room for this and its final response.
   assert(conn.output != nullptr && "a request is parsed only with a block lent");
@@ -34,7 +39,8 @@ void Shard::on_request_headers(Connection& conn, const http::RequestHead& head) 
   counters_.responses[status_index(100)].add();
 }
 
-bool Shard::on_request(Connection& conn, const http::RequestHead& head) {
+template <typename Backend>
+bool Shard<Backend>::on_request(Connection& conn, const http::RequestHead& head) {
   ++conn.requests_done;
   counters_.requests.add();
   if (conn.state != ConnState::open) return true;
@@ -71,7 +77,8 @@ bool Shard::on_request(Connection& conn, const http::RequestHead& head) {
   return !can_take_more(conn);
 }
 
-void Shard::finish_response(Connection&, PendingResponse& r, std::uint64_t content_length, bool close,
+template <typename Backend>
+void Shard<Backend>::finish_response(Connection&, PendingResponse& r, std::uint64_t content_length, bool close,
                             bool http10_keep_alive) {
   r.close_after = close;
   counters_.responses[status_index(r.status)].add();
@@ -101,7 +108,8 @@ void Shard::finish_response(Connection&, PendingResponse& r, std::uint64_t conte
   r.tail = std::string_view(r.tail_bytes, std::size_t(p - r.tail_bytes));
 }
 
-void Shard::queue_error(Connection& conn, int status) {
+template <typename Backend>
+void Shard<Backend>::queue_error(Connection& conn, int status) {
   if (conn.output == nullptr && !lend_output(conn)) {
     // Not for a parse error or a request's deadline (a request in progress
     // holds its block); should a connection ever come here without one while

@@ -1,9 +1,14 @@
-// The shard itself: its thread, ring and start-up, the batch loop (reap,
-// dispatch, then after-batch work for the connections the batch touched),
-// accept, the tick and the stop. A connection's own paths live beside it:
-// shard_input.cpp (receive and parse), shard_respond.cpp (a request becomes
-// a queued response), shard_output.cpp (sends and the output blocks),
-// shard_close.cpp (drain, cancel, release, deadlines).
+// The shard itself: its start-up, the batch loop (reap, dispatch, then
+// after-batch work for the connections the batch touched), accept, the
+// tick and the stop. A connection's own paths live beside it:
+// shard_input.ipp (receive and parse), shard_respond.ipp (a request becomes
+// a queued response), shard_output.ipp (sends and the output blocks),
+// shard_close.ipp (drain, cancel, release, deadlines), shard_db.ipp (the
+// database pool's operations). The shard is a template over its backend:
+// these files hold its definitions, and shard_uring.cpp and
+// shard_epoll.cpp instantiate it, one backend each.
+
+#pragma once
 
 #include "server/shard.hpp"
 
@@ -25,25 +30,25 @@
 #include "core/uring/user_data.hpp"
 
 namespace ringhttp::server {
-namespace {
+namespace shard_detail {
 
-using uring::Op;
-
-std::uint64_t monotonic_ms() {
+inline std::uint64_t monotonic_ms() {
   timespec ts{};
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return std::uint64_t(ts.tv_sec) * 1000 + std::uint64_t(ts.tv_nsec) / 1'000'000;
 }
 
-}  // namespace
+}  // namespace shard_detail
 
-void Connection::on_request_headers(const http::RequestHead& head) { shard->on_request_headers(*this, head); }
-bool Connection::on_request(const http::RequestHead& head) { return shard->on_request(*this, head); }
+using uring::Op;
+using shard_detail::monotonic_ms;
 
-Shard::Shard(const Options& options, const AppConfig& app_config, const Cors& cors, int index, int listen_fd,
-             const uring::Features& features, const SendPath& send, ShardCounters& counters,
-             std::span<const ShardCounters* const> all_shards)
-    : options_(options),
+template <typename Backend>
+Shard<Backend>::Shard(const Options& options, const AppConfig& app_config, const Cors& cors, int index, int listen_fd,
+                      const uring::Features& features, const SendPath& send, ShardCounters& counters,
+                      std::span<const ShardCounters* const> all_shards)
+    : ShardBase(Backend::kind == io::BackendKind::epoll ? EFD_NONBLOCK : 0),
+      options_(options),
       app_config_(app_config),
       cors_(cors),
       index_(index),
@@ -57,32 +62,31 @@ Shard::Shard(const Options& options, const AppConfig& app_config, const Cors& co
   limits_.body_bytes_max = options.body_bytes_max;
 }
 
-Shard::~Shard() {
+template <typename Backend>
+Shard<Backend>::~Shard() {
   if (thread_.joinable()) thread_.join();
+  counters_.syscalls.store(nullptr, std::memory_order_release);
   if (spill_ != nullptr) ::munmap(spill_, std::size_t(spill_blocks) * recv_buffer_bytes);
   if (wake_fd_ >= 0) ::close(wake_fd_);
   ::close(listen_fd_);
 }
 
-void Shard::start(std::latch& ready) {
-  wake_fd_ = ::eventfd(0, EFD_CLOEXEC);
-  thread_ = std::thread([this, &ready] {
-    const bool ok = setup();
-    ready.count_down();
-    if (ok) run();
-  });
+template <typename Backend>
+void Shard<Backend>::cancel_accept() {
+  io_.cancel(uring::encode({Op::accept, shard_slot, 0}), uring::encode({Op::cancel, shard_slot, 0}));
 }
 
-void Shard::request_stop() {
-  const std::uint64_t one = 1;
-  (void)!::write(wake_fd_, &one, sizeof one);
+// Cancels `conn`'s operation `op`. The cancel is itself in flight until its
+// own completion (Op::cancel), so the slot cannot be released before it;
+// the cancelled operation still completes for itself (-ECANCELED).
+template <typename Backend>
+void Shard<Backend>::cancel(Connection& conn, Op op) {
+  io_.cancel(tag(op, conn), tag(Op::cancel, conn));
+  conn.inflight.add();
 }
 
-void Shard::join() {
-  if (thread_.joinable()) thread_.join();
-}
-
-bool Shard::setup() {
+template <typename Backend>
+bool Shard<Backend>::setup() {
   const int cpu = options_.cpus[std::size_t(index_)];
   if (const int rc = net::pin_this_thread(cpu); rc != 0) {
     error_ = "cannot pin shard " + std::to_string(index_) + " to CPU " + std::to_string(cpu) + ": " + std::strerror(rc);
@@ -95,15 +99,20 @@ bool Shard::setup() {
   // The ring is created here, on the thread that will be its only submitter
   // (SINGLE_ISSUER, DEFER_TASKRUN), and its SQPOLL thread, if any, is bound
   // to this shard's CPU.
-  if (const int rc = ring_.init(options_.ring_entries, features_, cpu); rc < 0) {
-    error_ = std::string("io_uring setup: ") + std::strerror(-rc);
-    return false;
+  typename Backend::Config config;
+  if constexpr (Backend::kind == io::BackendKind::uring) {
+    config.entries = options_.ring_entries;
+    config.features = features_;
+    config.cpu = cpu;
   }
-  if (std::string e = buffers_.init(ring_.get(), features_, recv_buffers, recv_buffer_bytes, options_.connections_max);
-      !e.empty()) {
+  config.recv_buffers = recv_buffers;
+  config.recv_buffer_bytes = recv_buffer_bytes;
+  config.slots = options_.connections_max;
+  if (std::string e = io_.init(config); !e.empty()) {
     error_ = std::move(e);
     return false;
   }
+  counters_.syscalls.store(&io_.syscalls(), std::memory_order_release);
   // The table is reserved whole but only touched slot by slot, so resident
   // memory follows the connections really open.
   if (std::string e = table_.init(options_.connections_max); !e.empty()) {
@@ -146,13 +155,17 @@ bool Shard::setup() {
   return true;
 }
 
-void Shard::run() { uring::run_batches(ring_, *this); }
+template <typename Backend>
+void Shard<Backend>::run() { uring::run_batches(io_, *this); }
 
-bool Shard::done() const { return stopping_ && open_count_ == 0 && !accept_armed_; }
+template <typename Backend>
+bool Shard<Backend>::done() const { return stopping_ && open_count_ == 0 && !accept_armed_; }
 
-void Shard::on_wake() { now_ms_ = monotonic_ms(); }
+template <typename Backend>
+void Shard<Backend>::on_wake() { now_ms_ = monotonic_ms(); }
 
-void Shard::dispatch(const uring::Completion& c) {
+template <typename Backend>
+void Shard<Backend>::dispatch(const uring::Completion& c) {
   const uring::Tag t = uring::decode(c.user_data);
   switch (t.op) {
     // The slot names the database connection; the pool checks the generation.
@@ -178,7 +191,7 @@ void Shard::dispatch(const uring::Completion& c) {
     // Cannot happen while slots are freed only at zero in-flight operations;
     // counted so a test can prove it stays zero, and a buffer is not leaked.
     counters_.stale_completions.add();
-    if (t.op == Op::recv) buffers_.give_back_flags(c.flags);
+    if (t.op == Op::recv) io_.give_back_flags(c.flags);
     return;
   }
   Connection& conn = *found;
@@ -198,7 +211,8 @@ void Shard::dispatch(const uring::Completion& c) {
   assert(false && "unknown connection completion");
 }
 
-void Shard::after_batch() {
+template <typename Backend>
+void Shard<Backend>::after_batch() {
   // Results libpq read while sending are delivered first: they mark their
   // connections for the flush below.
   if (db_) db_->after_batch();
@@ -224,7 +238,8 @@ void Shard::after_batch() {
 // Connections accepted while the table was full take the slots their
 // reclaimed predecessors freed. Done here, between batches, never inside a
 // handler that may still hold a reference to the slot being freed.
-void Shard::open_pending() {
+template <typename Backend>
+void Shard<Backend>::open_pending() {
   while (!pending_fds_.empty() && !table_.full()) {
     const int fd = pending_fds_.front();
     pending_fds_.erase(pending_fds_.begin());
@@ -234,38 +249,33 @@ void Shard::open_pending() {
   }
 }
 
-void Shard::mark_dirty(Connection& conn) { dirty_.mark(conn); }
+template <typename Backend>
+void Shard<Backend>::mark_dirty(Connection& conn) { dirty_.mark(conn); }
 
 // ---------------------------------------------------------------------------
 // Shard-level operations.
 
-void Shard::arm_accept() {
+template <typename Backend>
+void Shard<Backend>::arm_accept() {
   assert(!accept_armed_);
-  io_uring_sqe* sqe = ring_.sqe();
-  if (features_.multishot_accept) {
-    io_uring_prep_multishot_accept(sqe, listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
-  } else {
-    io_uring_prep_accept(sqe, listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
-  }
-  sqe->user_data = uring::encode({Op::accept, shard_slot, 0});
+  io_.accept(listen_fd_, uring::encode({Op::accept, shard_slot, 0}), features_.multishot_accept);
   accept_armed_ = true;
 }
 
-void Shard::arm_tick() {
+template <typename Backend>
+void Shard<Backend>::arm_tick() {
   tick_ts_.tv_sec = 0;
   tick_ts_.tv_nsec = long(tick_ms) * 1'000'000;
-  io_uring_sqe* sqe = ring_.sqe();
-  io_uring_prep_timeout(sqe, &tick_ts_, 0, 0);
-  sqe->user_data = uring::encode({Op::tick, shard_slot, 0});
+  io_.timeout(&tick_ts_, uring::encode({Op::tick, shard_slot, 0}));
 }
 
-void Shard::arm_wake() {
-  io_uring_sqe* sqe = ring_.sqe();
-  io_uring_prep_read(sqe, wake_fd_, &wake_value_, sizeof wake_value_, 0);
-  sqe->user_data = uring::encode({Op::wake, shard_slot, 0});
+template <typename Backend>
+void Shard<Backend>::arm_wake() {
+  io_.read(wake_fd_, &wake_value_, sizeof wake_value_, uring::encode({Op::wake, shard_slot, 0}));
 }
 
-void Shard::on_accept(std::int32_t res, std::uint32_t flags) {
+template <typename Backend>
+void Shard<Backend>::on_accept(std::int32_t res, std::uint32_t flags) {
   const bool still_armed = (flags & IORING_CQE_F_MORE) != 0;
   if (!still_armed) accept_armed_ = false;
   if (res >= 0) {
@@ -286,11 +296,7 @@ void Shard::on_accept(std::int32_t res, std::uint32_t flags) {
           counters_.accept_errors_memory.add();
         }
         accept_backoff_until_ms_ = now_ms_ + accept_backoff_ms;
-        if (still_armed) {
-          io_uring_sqe* sqe = ring_.sqe();
-          io_uring_prep_cancel64(sqe, uring::encode({Op::accept, shard_slot, 0}), 0);
-          sqe->user_data = uring::encode({Op::cancel, shard_slot, 0});
-        }
+        if (still_armed) cancel_accept();
         break;
       case uring::ErrnoClass::cancelled: break;
       case uring::ErrnoClass::bug: assert(!"accept on the listener was refused as invalid"); [[fallthrough]];
@@ -300,7 +306,8 @@ void Shard::on_accept(std::int32_t res, std::uint32_t flags) {
   if (!accept_armed_ && !stopping_ && now_ms_ >= accept_backoff_until_ms_) arm_accept();
 }
 
-void Shard::on_tick() {
+template <typename Backend>
+void Shard<Backend>::on_tick() {
   if (spill_touched_ && spill_free_.size() == spill_blocks) {
     // Spill memory is lent for a flood, not kept after it.
     ::madvise(spill_, std::size_t(spill_blocks) * recv_buffer_bytes, MADV_DONTNEED);
@@ -308,7 +315,7 @@ void Shard::on_tick() {
   }
   wall_s_ = std::time(nullptr);
   date_.refresh(wall_s_);
-  const std::uint64_t flushes = ring_.submit_full_flushes();
+  const std::uint64_t flushes = io_.sq_full_flushes();
   counters_.sq_full_flushes.add(flushes - sq_full_flushes_seen_);
   sq_full_flushes_seen_ = flushes;
   if (!accept_armed_ && !stopping_ && now_ms_ >= accept_backoff_until_ms_) arm_accept();
@@ -334,15 +341,12 @@ void Shard::on_tick() {
   arm_tick();
 }
 
-void Shard::begin_stop() {
+template <typename Backend>
+void Shard<Backend>::begin_stop() {
   if (stopping_) return;
   stopping_ = true;
   stop_deadline_ms_ = now_ms_ + options_.shutdown_timeout_ms;
-  if (accept_armed_) {
-    io_uring_sqe* sqe = ring_.sqe();
-    io_uring_prep_cancel64(sqe, uring::encode({Op::accept, shard_slot, 0}), 0);
-    sqe->user_data = uring::encode({Op::cancel, shard_slot, 0});
-  }
+  if (accept_armed_) cancel_accept();
   for (const int fd : pending_fds_) ::close(fd);
   pending_fds_.clear();
   for (std::uint32_t i = 0; i < table_.constructed(); ++i) {
@@ -362,7 +366,8 @@ void Shard::begin_stop() {
 // ---------------------------------------------------------------------------
 // Connections: accept, receive, parse.
 
-Connection* Shard::allocate() {
+template <typename Backend>
+Connection* Shard<Backend>::allocate() {
   Connection* slot = table_.acquire();  // with a new generation
   if (slot == nullptr) return nullptr;
   Connection& conn = *slot;
@@ -372,7 +377,8 @@ Connection* Shard::allocate() {
   return &conn;
 }
 
-void Shard::open_connection(int fd) {
+template <typename Backend>
+void Shard<Backend>::open_connection(int fd) {
   // While newcomers wait for reclaimed slots, a later one queues behind
   // them: a slot freed meanwhile is theirs (open_pending), first come first
   // served, or the one that waited longest would never get one.
@@ -392,7 +398,8 @@ void Shard::open_connection(int fd) {
   start_connection(*slot, fd);
 }
 
-void Shard::start_connection(Connection& conn, int fd) {
+template <typename Backend>
+void Shard<Backend>::start_connection(Connection& conn, int fd) {
   const int one = 1;
   ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
   conn.fd = fd;

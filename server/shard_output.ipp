@@ -4,6 +4,8 @@
 // before written bytes are reused; and the output blocks a busy connection
 // borrows, with their queue of waiters.
 
+#pragma once
+
 #include "server/shard.hpp"
 
 #include <cassert>
@@ -17,7 +19,8 @@ namespace ringhttp::server {
 
 using uring::Op;
 
-void Shard::flush(Connection& conn) {
+template <typename Backend>
+void Shard<Backend>::flush(Connection& conn) {
   // Responses already written (and waiting for a zero-copy notification
   // before they leave the queue) are not sent again: the batch starts after
   // them.
@@ -30,7 +33,8 @@ void Shard::flush(Connection& conn) {
 
 // Out of line: flush() is called after every completion that may have
 // made room, and most find nothing to send.
-void Shard::send_pending(Connection& conn) {
+template <typename Backend>
+void Shard<Backend>::send_pending(Connection& conn) {
   const auto [n, total, retires, stream_bytes] =
       build_send_batch(conn.output->out, conn.written_responses, date_.line(), conn.output->iov);
   if (total == 0) return;  // the first unsent response waits for a database result
@@ -44,37 +48,21 @@ void Shard::send_pending(Connection& conn) {
 }
 
 // One send of what the block's msghdr cursor still covers, by the shard's send path.
-void Shard::submit_send(Connection& conn) {
+template <typename Backend>
+void Shard<Backend>::submit_send(Connection& conn) {
   assert(!conn.send_inflight);
   assert(conn.output->msg.msg_iovlen > 0);
-  io_uring_sqe* sqe = ring_.sqe();
-  switch (send_.mode) {
-    case SendMode::writev:
-      // writev takes no MSG_NOSIGNAL: a write to a socket whose peer has
-      // gone raises SIGPIPE, which server/main.cpp ignores process-wide, so
-      // it fails with -EPIPE as a sendmsg would. The offset must be 0: a
-      // socket has no file position (sock_write_iter refuses any other).
-      io_uring_prep_writev(sqe, conn.fd, conn.output->msg.msg_iov, unsigned(conn.output->msg.msg_iovlen), 0);
-      break;
-    case SendMode::sendmsg: io_uring_prep_sendmsg(sqe, conn.fd, &conn.output->msg, MSG_NOSIGNAL); break;
-    case SendMode::zc:
-      // The kernel pins the pages instead of copying them: every byte the
-      // iovecs point at must stay as it is until this send's notification
-      // (release_written waits for it); the msghdr and iovecs themselves are
-      // consumed with the SQE (IORING_FEAT_SUBMIT_STABLE, 5.5) and left
-      // alone until the result anyway.
-      io_uring_prep_sendmsg_zc(sqe, conn.fd, &conn.output->msg, MSG_NOSIGNAL);
-      if (send_.zc_report_usage) sqe->ioprio |= IORING_SEND_ZC_REPORT_USAGE;
-      break;
-  }
-  sqe->user_data = tag(Op::send, conn);
+  // With zc every byte the iovecs point at stays as it is until the send's
+  // notification (release_written waits for it).
+  io_.send_message(conn.fd, &conn.output->msg, send_.mode, tag(Op::send, conn), send_.zc_report_usage);
   conn.send_inflight = true;
   conn.send_progress_ms = now_ms_;  // a new batch, or the rest of a short write
   conn.inflight.add();
   counters_.sends.add();
 }
 
-void Shard::on_send(Connection& conn, std::int32_t res, std::uint32_t flags) {
+template <typename Backend>
+void Shard<Backend>::on_send(Connection& conn, std::int32_t res, std::uint32_t flags) {
   assert(conn.send_inflight);
   conn.send_inflight = false;
   conn.inflight.done();
@@ -112,7 +100,8 @@ void Shard::on_send(Connection& conn, std::int32_t res, std::uint32_t flags) {
   after_output_progress(conn);
 }
 
-void Shard::on_send_notification(Connection& conn, std::int32_t res) {
+template <typename Backend>
+void Shard<Backend>::on_send_notification(Connection& conn, std::int32_t res) {
   // The kernel posts a notification after its send's result, never before.
   assert(conn.zc_notifications_pending > 0);
   --conn.zc_notifications_pending;
@@ -126,7 +115,8 @@ void Shard::on_send_notification(Connection& conn, std::int32_t res) {
 
 // Room may have appeared in the queue: read again if reading waited for it,
 // send what is queued, close if draining is done.
-void Shard::after_output_progress(Connection& conn) {
+template <typename Backend>
+void Shard<Backend>::after_output_progress(Connection& conn) {
   if (conn.state == ConnState::open && conn.input_paused && can_take_more(conn)) resume_input(conn);
   flush(conn);
   maybe_finish_drain(conn);
@@ -136,7 +126,8 @@ void Shard::after_output_progress(Connection& conn) {
 // ---------------------------------------------------------------------------
 // Output blocks: lent while a connection has output to make or send.
 
-bool Shard::lend_output(Connection& conn) {
+template <typename Backend>
+bool Shard<Backend>::lend_output(Connection& conn) {
   if (!output_pool_.lend(conn)) return false;
   counters_.output_blocks_lent.set(output_pool_.lent());
   return true;
@@ -146,7 +137,8 @@ bool Shard::lend_output(Connection& conn) {
 // nothing in flight any more (closing at zero), or nothing queued. The
 // oldest waiter, if any, gets it at once; its input resumes after the
 // batch's completions (after_batch).
-void Shard::return_output(Connection& conn) {
+template <typename Backend>
+void Shard<Backend>::return_output(Connection& conn) {
   if (conn.output == nullptr) return;
   Connection* granted = output_pool_.give_back(conn);
   counters_.output_blocks_lent.set(output_pool_.lent());
@@ -159,7 +151,8 @@ void Shard::return_output(Connection& conn) {
 // progress (an open connection's parser keeps it in the block), no
 // response queued or written and awaiting a zero-copy notification, no
 // send in flight. Between requests an idle keep-alive connection holds none.
-void Shard::maybe_return_output(Connection& conn) {
+template <typename Backend>
+void Shard<Backend>::maybe_return_output(Connection& conn) {
   if (conn.output == nullptr || conn.state == ConnState::closing || conn.state == ConnState::free) return;
   if (conn.state == ConnState::open && conn.parser.in_message()) return;
   if (!conn.output->out.empty() || conn.send_inflight || conn.zc_notifications_pending > 0) return;
@@ -167,7 +160,8 @@ void Shard::maybe_return_output(Connection& conn) {
   return_output(conn);
 }
 
-void Shard::wait_for_output(Connection& conn) {
+template <typename Backend>
+void Shard<Backend>::wait_for_output(Connection& conn) {
   output_pool_.wait(conn);
   conn.waiting_since_ms = now_ms_;
   counters_.output_block_waits.add();
@@ -177,7 +171,8 @@ void Shard::wait_for_output(Connection& conn) {
 // the front of the queue, and a stream left in progress moves on (its next
 // chunk comes from the static pattern block, so no byte a pending
 // notification covers is rewritten).
-void Shard::retire_sent(Connection& conn) {
+template <typename Backend>
+void Shard<Backend>::retire_sent(Connection& conn) {
   conn.written_responses += conn.send_retires;
   assert(conn.output != nullptr);
   assert(conn.written_responses <= conn.output->out.size());
@@ -199,7 +194,8 @@ void Shard::retire_sent(Connection& conn) {
 // notifications rather than matching each to its batch makes that hold
 // whatever order notifications arrive in; in the other send modes none is
 // ever pending and responses leave as soon as they are written.
-void Shard::release_written(Connection& conn) {
+template <typename Backend>
+void Shard<Backend>::release_written(Connection& conn) {
   if (conn.zc_notifications_pending > 0 || conn.written_responses == 0) return;
   assert(conn.output != nullptr);
   for (std::uint32_t i = 0; i < conn.written_responses; ++i) {
