@@ -9,6 +9,7 @@ processes    starting, watching and stopping processes; their CPU time
 database     the database rows' throwaway Postgres cluster and its CPU over a window
 tls          the TLS rows' CA and certificate (openssl), nginx's log of each connection's session, handshake figures
 runs         one measured run of a row (the generator, the server's CPU, the variant confirmed)
+syscalls     system calls per request: ringhttp's server from its /metrics over the window, the client's report
 soak         phases of load against one server; growth from the second phase on fails
 cold_start   exec to the first right answer
 memory       RSS per idle connection, held by forked holders

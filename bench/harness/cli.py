@@ -28,7 +28,9 @@ from .constants import (
 )
 from .workloads import WORKLOADS
 from .servers import Custom, Ringhttp
-from .rows import AXES, BY_NAME, GROUPS, all_rows, also_client_rows, axis_rows, select, usage_error
+from .rows import (
+    AXES, AXIS_CONTROLS, BY_NAME, GROUPS, all_rows, also_client_rows, axis_rows, every_row, select, usage_error,
+)
 from .processes import Running, StartError, WrongAnswer, hold_signals
 from .database import Database
 from .runs import measure, open_rate
@@ -96,7 +98,9 @@ def parse_args(argv):
     p.add_argument("--quick", action="store_true", help="one short iteration (1 s warm-up, 2 s measured): a smoke test")
     p.add_argument("--compare", default="", metavar="AXIS",
                    help="ringhttp variations instead of the default rows, each with its ratio to the default "
-                        f"variant: {', '.join(AXES)} (comma-separated for several)")
+                        f"variant: {', '.join(AXES)} (comma-separated for several); "
+                        + "; ".join(f"{k} also runs the rows of {', '.join(v)} on its workloads"
+                                    for k, v in AXIS_CONTROLS.items()))
     p.add_argument("--idle-connections", type=idle_counts, default=idle_counts(IDLE_CONNECTIONS), metavar="LIST",
                    help="the memory row's counts of idle connections, comma-separated, 'max' the most a server's "
                         f"descriptor limit allows (default: {IDLE_CONNECTIONS}; 0 skips the row)")
@@ -200,7 +204,15 @@ def list_rows(rows, as_json):
         print(f"  {'*' if r.default else ' '} {r.id}")
     print("--only groups: " + "; ".join(f"{k}: {', '.join(v)}" for k, v in GROUPS.items()))
     print("--compare axes: " + "; ".join(f"{k}: {', '.join(v.name for v in vs)} on {', '.join(ws)}"
+                                         + (f", beside {', '.join(AXIS_CONTROLS[k])}" if k in AXIS_CONTROLS else "")
                                          for k, (ws, vs) in AXES.items()))
+
+
+def syscalls_text(record, side):
+    """What follows a side's CPU in the progress line: its system calls per
+    request where it counts them, else nothing."""
+    n = record.get(f"{side}_syscalls_per_request")
+    return "" if n is None else f" {n:.3f} syscalls/req"
 
 
 def measure_all(ctx, a, runnable, instances, runs):
@@ -241,8 +253,9 @@ def measure_all(ctx, a, runnable, instances, runs):
                 print(f"[{done}/{total}] {r.id} iteration {it}: FAILED: {rec['failure']}", flush=True)
             else:
                 print(f"[{done}/{total}] {r.id} iteration {it}: {rec['rps'] / 1000:.1f}k req/s, server "
-                      f"{fmt(rec.get('server_cpu_us'), '.2f')} µs/req, client {fmt(rec.get('client_cpu_us'), '.2f')}"
-                      f" µs/req, {rec['errors']} errors", flush=True)
+                      f"{fmt(rec.get('server_cpu_us'), '.2f')} µs/req{syscalls_text(rec, 'server')}, client "
+                      f"{fmt(rec.get('client_cpu_us'), '.2f')} µs/req{syscalls_text(rec, 'client')}, "
+                      f"{rec['errors']} errors", flush=True)
             time.sleep(ctx.cool_down)
     return done
 
@@ -251,7 +264,7 @@ def main(argv):
     a = parse_args(argv)
     rows = axis_rows(a.axes) + (all_rows(a.custom) if not a.axes else [])
     if a.list:
-        list_rows(rows if a.axes else all_rows(a.custom) + axis_rows(list(AXES)), a.json)
+        list_rows(rows if a.axes else every_row(a.custom), a.json)
         return 0
     if a.soak is not None:
         rows = [r for r in select(all_rows(a.custom), a.soak) if r.generator == "client"]
@@ -276,7 +289,7 @@ def main(argv):
         rows = sweep_rows(rows[0], a.rates)
         a.idle_connections = []
     elif a.profile is not None:
-        rows = select(all_rows(a.custom) + axis_rows(list(AXES)), a.profile)
+        rows = select(every_row(a.custom), a.profile)
         if len(rows) != 1:
             usage_error(f"--profile: '{a.profile}' names {len(rows)} rows, not one: "
                         f"{', '.join(r.id for r in rows)}")
@@ -398,6 +411,10 @@ def main(argv):
         "or the axis's default variant).",
         "Client CPU µs/req: the generator's own CPU (ringhttp's client, or wrk in /wrk rows). wrk checks statuses "
         "only, and prints no p99.9; ringhttp's client checks every status and body.",
+        "Syscalls/req: each side's own count of its system calls over the measured window ÷ responses: "
+        "ringhttp's server from its /metrics (ringhttp_syscalls_total summed over calls, read as the window starts "
+        "and as it ends, ÷ the responses it counted between the two readings), ringhttp's client from its report. "
+        "— where a process does not count them (the floors, the peers, wrk).",
         f"Cold start: exec to the first right answer to GET {READY_PATH} (status 200 and its body, on a new "
         f"connection polled every 1 ms), median of {COLD_START_SPAWNS} spawns. RSS: the server's VmRSS right after "
         "the measured run.",

@@ -11,7 +11,7 @@ import tempfile
 import time
 
 from .constants import ROOT
-from .processes import StartError, free_port, get_once, run_bounded, user_system_ticks, wait_while_running
+from .processes import StartError, at_edges, free_port, get_once, run_bounded, user_system_ticks
 
 DB_CLUSTER = os.path.join(ROOT, "db", "cluster.sh")
 CLUSTER_WAIT_S = 120  # initdb, start and the schema (10,000 rows) on a busy two-core machine
@@ -92,15 +92,20 @@ def connections_up(port, expected, wait_s):
 
 class DatabaseCpu:
     """Beside one run's generator (runs.run_client's window): the
-    cluster's CPU ticks at the start and at the end of the measured window."""
+    cluster's CPU ticks at the start and at the end of the measured window
+    (begin and end, when processes.at_edges calls them)."""
 
     def __init__(self, database, duration_s):
         self.database = database
         self.duration_s = duration_s
+        self.before = None
         self.ticks = None
 
+    def begin(self):
+        self.before = self.database.cpu_ticks()
+
+    def end(self):
+        self.ticks = self.database.cpu_ticks() - self.before
+
     def __call__(self, generator, pid, warmup_s):
-        wait_while_running(generator, time.monotonic() + warmup_s)
-        before = self.database.cpu_ticks()
-        wait_while_running(generator, time.monotonic() + self.duration_s)
-        self.ticks = self.database.cpu_ticks() - before
+        at_edges(generator, warmup_s, self.duration_s, [self])

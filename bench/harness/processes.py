@@ -257,6 +257,18 @@ def wait_while_running(proc, until):
     return proc.poll() is None
 
 
+def at_edges(generator, warmup_s, duration_s, readers):
+    """Beside a generator: each reader's begin() as its measured window
+    starts (warmup_s after it did) and end() as the window ends, or as the
+    generator exits if that is sooner."""
+    wait_while_running(generator, time.monotonic() + warmup_s)
+    for r in readers:
+        r.begin()
+    wait_while_running(generator, time.monotonic() + duration_s)
+    for r in readers:
+        r.end()
+
+
 def child_cpu_s():
     ru = resource.getrusage(resource.RUSAGE_CHILDREN)
     return ru.ru_utime + ru.ru_stime

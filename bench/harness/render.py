@@ -27,7 +27,9 @@ def table_rows(rows, summaries, instances, database=False):
             with_range(rps, ".1f"),
             with_range(cpu, ".2f"),
             fmt(ratio, ".2f", "—"),
+            fmt(s["server_syscalls_per_request"] and s["server_syscalls_per_request"][0], ".3f", "—"),
             fmt(s["client_cpu_us"] and s["client_cpu_us"][0], ".2f"),
+            fmt(s["client_syscalls_per_request"] and s["client_syscalls_per_request"][0], ".3f", "—"),
             fmt(s["p50_ms"] and s["p50_ms"][0], ".2f"),
             fmt(s["p99_ms"] and s["p99_ms"][0], ".2f"),
             fmt(s["p999_ms"] and s["p999_ms"][0], ".2f"),
@@ -38,8 +40,8 @@ def table_rows(rows, summaries, instances, database=False):
     return out
 
 
-HEADER = ["row", "req/s (k)", "server CPU µs/req", "÷ base", "client CPU µs/req", "p50 ms", "p99 ms",
-          "p99.9 ms", "cold start ms", "RSS MiB", "errors"]
+HEADER = ["row", "req/s (k)", "server CPU µs/req", "÷ base", "server syscalls/req", "client CPU µs/req",
+          "client syscalls/req", "p50 ms", "p99 ms", "p99.9 ms", "cold start ms", "RSS MiB", "errors"]
 DATABASE_COLUMN = "database CPU µs/req"  # only when a row of the run has a database
 
 

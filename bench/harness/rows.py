@@ -20,6 +20,9 @@ class Variant:
     expect_allocator: str = ""  # the start-up line's allocator= must say this
     expect_uring: str = ""      # ... its uring= list must name this
     expect_send: str = ""       # ... its send= must say this
+    expect_backend: str = ""    # ... its backend= must say this
+    client_args: tuple = ()     # flags for the client instead: the server is the default one
+    expect_client_backend: str = ""  # the client's report's options.backend must say this
     db_pool: int = 0            # --db-pool on the database workloads (0: DB_POOL)
     base: bool = False          # the axis's default, the others are divided by (else its first variant)
 
@@ -103,6 +106,20 @@ AXES = {
     "db-pool": (("database-read", "database-write"), [
         Variant(f"pool-{n}", db_pool=n, base=n == DB_POOL) for n in DB_POOLS_COMPARED
     ]),
+    # The same server and client over io_uring and over an edge-triggered
+    # epoll loop: the server on each backend (the client on io_uring), then
+    # the client on epoll against the server on io_uring.
+    "backend": (("plaintext", "json", "pipelined", "stream-64k"), [
+        Variant("uring", expect_backend="uring", base=True),
+        Variant("epoll", extra_args=("--backend", "epoll"), expect_backend="epoll"),
+        Variant("client-epoll", client_args=("--backend", "epoll"), expect_backend="uring",
+                expect_client_backend="epoll"),
+    ]),
+}
+# Other servers' rows an axis runs beside its variants, on the workloads
+# they serve: the floors show what each backend costs with no HTTP at all.
+AXIS_CONTROLS = {
+    "backend": ("floor-uring", "floor-epoll"),
 }
 
 
@@ -125,13 +142,26 @@ def all_rows(custom):
 
 
 def axis_rows(axes):
+    """Each axis's variants on its workloads, each workload's control rows
+    (AXIS_CONTROLS) first; a control row is the plain row, divided by its
+    usual base, and is run once however many axes name it."""
     rows = []
     for axis in axes:
         workloads, variants = AXES[axis]
         for w in workloads:
+            for name in AXIS_CONTROLS.get(axis, ()):
+                control = Row(BY_NAME[name], WORKLOADS[w], default=True)
+                if w in control.server.workloads and control not in rows:
+                    rows.append(control)
             for v in variants:
                 rows.append(Row(BY_NAME["ringhttp"], WORKLOADS[w], variant=v, axis=axis, default=True))
     return rows
+
+
+def every_row(custom):
+    """Every row: the plain ones, then the axes' variants (their control
+    rows are among the plain ones)."""
+    return all_rows(custom) + [r for r in axis_rows(list(AXES)) if r.variant]
 
 
 def usage_error(message):

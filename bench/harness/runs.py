@@ -1,12 +1,13 @@
-"""One measured run of a row: the generator, the server's CPU over the window, the variant confirmed."""
+"""One measured run of a row: the generator, the server's CPU and system calls, the variant confirmed."""
 import json
 import os
 import re
 
 from .constants import CLIENT_CPU, CLK_TCK, DB_CONNECTIONS, GENERATOR_GRACE_S, PEERS, SERVER_CPUS, SERVER_SHARDS
 from .servers import Ringhttp
-from .processes import Running, StartError, child_cpu_s, cpu_ticks, rss_bytes, run_bounded
+from .processes import Running, StartError, at_edges, child_cpu_s, cpu_ticks, rss_bytes, run_bounded
 from .database import DatabaseCpu, connections_up
+from .syscalls import ServerSyscalls, client_syscalls
 from .units import seconds
 from .tls import handshake_figures, log_difference
 
@@ -25,7 +26,8 @@ def client_argv(ctx, row, port, server_pid):
     """ringhttp's client's command line for a row (the build's client, or
     the --also-client one the row names): one thread pinned to CLIENT_CPU,
     every response's status and body checked; over HTTPS it trusts the
-    run's CA, never -k."""
+    run's CA, never -k. A variant's client_args (--compare backend's
+    client-epoll) come last, before the URL."""
     w = row.workload
     argv = ["taskset", "-c", CLIENT_CPU, ctx.client_binary(row), "-t", "1", "--cpus", CLIENT_CPU,
             "-c", str(ctx.connections), "-w", f"{ctx.warmup}s", "-d", f"{ctx.duration}s",
@@ -47,6 +49,8 @@ def client_argv(ctx, row, port, server_pid):
         argv += ["--requests-per-connection", str(w.requests_per_connection)]
     if row.server.tls:
         argv += ["--cacert", ctx.certificates().ca]
+    if row.variant:
+        argv += list(row.variant.client_args)
     return argv + [row.server.url(port, w.path)]
 
 
@@ -75,6 +79,7 @@ def run_client(ctx, row, running, window=None):
         "bytes_per_s": report["bytes_per_s"],
         "server_cpu_us": report.get("server_cpu_us_per_request"),
         "client_cpu_us": report.get("client_cpu_us_per_request"),
+        "client_syscalls_per_request": client_syscalls(report),
         "p50_ms": lat.get("p50", 0) / 1000, "p99_ms": lat.get("p99", 0) / 1000,
         "p999_ms": lat.get("p99_9", 0) / 1000,
         "p99_uncorrected_ms": (report.get("latency_uncorrected_us") or {}).get("p99", 0) / 1000 if rate else None,
@@ -88,6 +93,11 @@ def run_client(ctx, row, running, window=None):
         result["failure"] = (f"{report['errors_total']} failed requests "
                              f"({', '.join(f'{k} {v}' for k, v in result['error_classes'].items()) or 'none'}), "
                              f"{report['requests']} answered, client exit {code}")
+    wanted = row.variant and row.variant.expect_client_backend
+    got = (report.get("options") or {}).get("backend", "?")
+    if wanted and got != wanted and "failure" not in result:
+        result["failure"] = (f"{row.instance}'s client is not the variant asked for: backend={wanted} asked for, "
+                             f"its report says backend={got}")
     return result
 
 
@@ -263,15 +273,25 @@ def measure(ctx, row, right_answer=True, window=None):
         confirm_variant(ctx, row, running, record)
         if "failure" not in record and row.workload.database:
             database_ready(ctx, row, running, record)
-        database_cpu = None
-        if window is None and row.workload.database:
-            window = database_cpu = DatabaseCpu(ctx.database(), ctx.duration)
+        database_cpu = syscalls = None
+        if window is None:  # else a profiler's: the readings of a plain run only
+            readers = []
+            if row.workload.database:
+                database_cpu = DatabaseCpu(ctx.database(), ctx.duration)
+                readers.append(database_cpu)
+            if row.server.counts_syscalls:
+                syscalls = ServerSyscalls(running.port)
+                readers.append(syscalls)
+            if readers:
+                def window(generator, pid, warmup_s):
+                    at_edges(generator, warmup_s, ctx.duration, readers)
         if "failure" not in record:
             generate = run_client if row.generator == "client" else run_wrk
             record.update(generate(ctx, row, running, window))
         if database_cpu and database_cpu.ticks is not None and record.get("requests"):
             # Every Postgres process's utime+stime over the window ÷ responses.
             record["database_cpu_us"] = database_cpu.ticks / CLK_TCK * 1e6 / record["requests"]
+        record["server_syscalls_per_request"] = syscalls.per_request if syscalls else None
         log = running.server.connection_log(running.rundir)
         if log is not None:
             record["server_connection_log"] = log  # the whole run's, warm-up and start-up check included
@@ -305,7 +325,7 @@ def database_ready(ctx, row, running, record):
 
 
 # The start-up line's fields a variant is confirmed by.
-CONFIRMED_FIELDS = ("shards", "cpus", "allocator", "uring", "send")
+CONFIRMED_FIELDS = ("shards", "cpus", "allocator", "backend", "uring", "send")
 
 
 def startup_fields(line):
@@ -389,5 +409,8 @@ def confirm_variant(ctx, row, running, record):
         problems.append(f"{v.expect_uring} asked for, the server runs uring={fields.get('uring', '?')}")
     if v and v.expect_send and fields.get("send") != v.expect_send:
         problems.append(f"send={v.expect_send} asked for, the server reports send={fields.get('send', '?')}")
+    if v and v.expect_backend and fields.get("backend") != v.expect_backend:
+        problems.append(f"backend={v.expect_backend} asked for, the server reports "
+                        f"backend={fields.get('backend', '?')}")
     if problems:
         record["failure"] = f"{row.instance} is not the variant asked for: " + "; ".join(problems)

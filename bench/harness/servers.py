@@ -21,6 +21,7 @@ class Server:
     memory_row = True       # a real server; the floors' fixed 4096-slot tables are not
     http = True             # False: no HTTP server, the generator is the whole row (pgbench)
     tls = False             # True: HTTPS, with a certificate from the run's CA (Context.certificates)
+    counts_syscalls = False  # True: its /metrics counts its system calls (ringhttp_syscalls_total)
 
     def missing(self, ctx):
         return None
@@ -82,6 +83,7 @@ class Floor(Server):
 class Ringhttp(Server):
     name = "ringhttp"
     kind = "ours"
+    counts_syscalls = True
     # Every workload; the database ones with --db and --db-pool (database_args).
     workloads = tuple(WORKLOADS)
 

@@ -26,7 +26,8 @@ def summarize(row, runs):
          "errors": sum(r.get("errors", 0) for r in runs),
          "requested_rps": next((r["requested_rps"] for r in runs if r.get("requested_rps")), None)}
     for key in ("rps", "server_cpu_us", "client_cpu_us", "p50_ms", "p99_ms", "p999_ms", "rss_bytes", "bytes_per_s",
-                "database_cpu_us", "p99_uncorrected_ms") + CONNECTION_FIGURES:
+                "database_cpu_us", "p99_uncorrected_ms", "server_syscalls_per_request",
+                "client_syscalls_per_request") + CONNECTION_FIGURES:
         s[key] = spread([r.get(key) for r in ok])
     # What the TLS rows negotiated and who counted their connections: the
     # same in every run, else each value once.
@@ -73,6 +74,7 @@ def generator_comparison(rows, summaries):
     for row in rows:
         if row.client:
             lines += client_comparison(row, summaries)
+        lines += client_variant_comparison(row, summaries)
         if row.generator != "wrk":
             continue
         ours = summaries.get(row.id[:-len("/wrk")])
@@ -84,6 +86,27 @@ def generator_comparison(rows, summaries):
                      f"({ours['client_cpu_us'][0] / theirs['client_cpu_us'][0]:.2f}×); req/s "
                      f"{ours['rps'][0] / theirs['rps'][0]:.2f}× wrk's.")
     return lines
+
+
+def client_variant_comparison(row, summaries):
+    """A variant that changes the client (--compare backend's client-epoll)
+    against its axis's base on the same workload, the same run: the
+    client's own CPU and system calls per request."""
+    if not row.variant or not row.variant.client_args:
+        return []
+    base = summaries.get(ratio_base(row, summaries) or "")
+    ours = summaries[row.id]
+    if not base or not ours["client_cpu_us"] or not base["client_cpu_us"]:
+        return []
+    line = (f"Client on {row.id} ({' '.join(row.variant.client_args)}) against {base['row']}: its own CPU "
+            f"{with_range(ours['client_cpu_us'], '.3f')} µs/req against {with_range(base['client_cpu_us'], '.3f')} "
+            f"({ours['client_cpu_us'][0] / base['client_cpu_us'][0]:.3f}×)")
+    if ours["client_syscalls_per_request"] and base["client_syscalls_per_request"]:
+        line += (f"; system calls {with_range(ours['client_syscalls_per_request'], '.3f')} per request against "
+                 f"{with_range(base['client_syscalls_per_request'], '.3f')}")
+    if ours["rps"] and base["rps"]:
+        line += f"; req/s {ours['rps'][0] / base['rps'][0]:.3f}×"
+    return [line + " (medians, [min–max])."]
 
 
 def client_comparison(row, summaries):

@@ -1,19 +1,26 @@
 #!/usr/bin/env python3
 """Every --compare variant is the one running, confirmed from the server.
 
-1. The harness runs the uring, send and shards axes on /plaintext (one short
-   iteration). While each client runs, this test reads the start-up line of
-   the server it drives (the server's own stdout, through /proc/PID/fd/1)
-   and its arguments (/proc/PID/cmdline). Each must be what that variant's
-   flags give: the flags are this test's own reading of the README's table
-   (`6.1` is `--uring 6.1`, `2-shards` is `--shards 2 --cpus 0,1`, ...), and
-   what they give is what the server itself prints when this test starts it
-   with those flags alone; no feature list is written down here. `all` and
-   `6.1` print the same line on a kernel with every feature: their arguments
-   tell them apart.
-2. A server binary that drops the variant's flags before it runs (a wrapper
-   in a build directory of its own) makes the harness fail those rows,
-   naming each: the harness confirms, and does not assume.
+1. The harness runs the uring, send, shards and backend axes on /plaintext
+   (one short iteration). While each client runs, this test reads the
+   start-up line of the server it drives (the server's own stdout, through
+   /proc/PID/fd/1) and its arguments (/proc/PID/cmdline), and the client's
+   own arguments. Each must be what that variant's flags give: the flags
+   are this test's own reading of the README's table (`6.1` is `--uring
+   6.1`, `2-shards` is `--shards 2 --cpus 0,1`, `epoll` is `--backend epoll`,
+   `client-epoll` is `--backend epoll` given to the client, ...), and what
+   they give is what the server itself prints when this test starts it with
+   those flags alone; no feature list is written down here. `all` and `6.1`
+   print the same line on a kernel with every feature: their arguments tell
+   them apart. The client's report must name the backend it ran on. The
+   backend axis also runs the floors' rows of its workloads, unchanged.
+   Every ringhttp row has the server's and the client's system calls per
+   request, the server over epoll at least one, over io_uring fewer; the
+   floors have the client's only (null, not 0, for the server).
+2. A server binary that drops the variant's flags before it runs, and a
+   client that drops --backend (wrappers in a build directory of their
+   own), make the harness fail those rows, naming each: the harness
+   confirms, and does not assume.
 
 The alloc axis needs a second build (-Dallocator=system) and is not run
 here; its rows are confirmed by the allocator the start-up line names and
@@ -33,7 +40,7 @@ sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import observe  # noqa: E402
 
-AXES = "uring,send,shards"
+AXES = "uring,send,shards,backend"
 # The README's --compare table: each variant's placement (taskset CPUs and
 # server flags) and switches.
 DEFAULT_PLACEMENT = ("0", ["--shards", "1", "--cpus", "0"])
@@ -49,8 +56,15 @@ VARIANTS = {
     "zc": (DEFAULT_PLACEMENT, ["--send", "zc"]),
     "1-shard": (DEFAULT_PLACEMENT, []),
     "2-shards": (("0,1", ["--shards", "2", "--cpus", "0,1"]), []),
+    "uring": (DEFAULT_PLACEMENT, []),
+    "epoll": (DEFAULT_PLACEMENT, ["--backend", "epoll"]),
+    "client-epoll": (DEFAULT_PLACEMENT, []),
 }
-COMPARED = ("shards", "cpus", "uring", "send", "allocator")
+# The variants that change the client instead: its flags, and the backend
+# its report must name (every other variant's client: uring, its default).
+CLIENT_VARIANTS = {"client-epoll": (["--backend", "epoll"], "epoll")}
+CONTROLS = {"floor-uring/plaintext", "floor-epoll/plaintext"}  # the backend axis's rows beside its variants
+COMPARED = ("shards", "cpus", "uring", "send", "allocator", "backend")
 LINE_WAIT_S = 30
 BENCH_WAIT_S = 240
 
@@ -90,9 +104,12 @@ def check_running_variants(build):
     failures = []
     server = os.path.join(build, "server", "server")
     rows = listed_variants(build)
-    unknown = sorted({v for _, v in rows} - set(VARIANTS))
+    unknown = sorted({v for _, v in rows if v is not None} - set(VARIANTS))
     if unknown:
         return [f"the harness has variants this test does not know: {unknown}: write down their flags"]
+    controls = {rid for rid, v in rows if v is None}
+    if controls != CONTROLS:
+        failures.append(f"the axes' rows of other servers are {sorted(controls)}, not {sorted(CONTROLS)}")
     expected = {}
     for name, ((cpus, placement), switches) in VARIANTS.items():
         expected[name] = observe.fields(own_line(server, cpus, placement + switches))
@@ -121,7 +138,8 @@ def check_running_variants(build):
                         seen.add(pid)
                         continue
                     seen.add(pid)
-                    watched.append((observe.startup_line(int(spid)), observe.cmdline(int(spid))))
+                    watched.append((observe.startup_line(int(spid)), observe.cmdline(int(spid)),
+                                    observe.cmdline(pid)))
             time.sleep(observe.POLL_S)
     finally:
         if bench.poll() is None:
@@ -135,7 +153,19 @@ def check_running_variants(build):
     ran = [s["row"] for s in report["summaries"]]
     if ran != [rid for rid, _ in rows] or len(watched) != len(rows):
         return failures + [f"{len(watched)} clients watched for the rows {ran}, expected {[r for r, _ in rows]}"]
-    for (rid, variant), (line, args) in zip(rows, watched):
+    summaries = {s["row"]: s for s in report["summaries"]}
+    for (rid, variant), (line, args, client_args) in zip(rows, watched):
+        failures += check_syscalls(rid, variant, summaries)
+        if variant is None:
+            continue  # a floor: no variant to confirm
+        client_switches, client_backend = CLIENT_VARIANTS.get(variant, ([], "uring"))
+        if client_switches and not contains(client_args, client_switches):
+            failures.append(f"{rid}: its client runs without {' '.join(client_switches)}: {client_args}")
+        if not client_switches and "--backend" in client_args:
+            failures.append(f"{rid}: its client runs with --backend: {client_args}")
+        said = [((r.get("client") or {}).get("options") or {}).get("backend") for r in report["runs"][rid]]
+        if said != [client_backend]:
+            failures.append(f"{rid}: its client's report says backend {said}, not {client_backend}")
         (cpus, placement), switches = VARIANTS[variant]
         got = observe.fields(line)
         for k in COMPARED:
@@ -149,14 +179,37 @@ def check_running_variants(build):
     return failures
 
 
+def check_syscalls(rid, variant, summaries):
+    """Each side's system calls per request: both for ringhttp, the
+    client's alone for a floor (the server's null, not 0); the server
+    over epoll makes at least one a request, over io_uring fewer."""
+    s = summaries.get(rid, {})
+    server, client = s.get("server_syscalls_per_request"), s.get("client_syscalls_per_request")
+    failures = []
+    if not (client and client[0] > 0):
+        failures.append(f"{rid}: the client's system calls per request are {client}")
+    if variant is None:
+        if server is not None:
+            failures.append(f"{rid}: a floor has server system calls per request {server}, not null")
+    elif not (server and server[0] > 0):
+        failures.append(f"{rid}: the server's system calls per request are {server}")
+    if variant == "epoll" and server and server[0] < 1:
+        failures.append(f"{rid}: the server over epoll makes {server[0]:.3f} system calls a request, under one")
+    uring = summaries.get(rid.replace(f":{variant}/", ":uring/"), {}).get("server_syscalls_per_request")
+    if variant == "epoll" and server and uring and uring[0] >= server[0]:
+        failures.append(f"{rid}: over io_uring the server makes {uring[0]:.3f} system calls a request, not fewer "
+                        f"than over epoll's {server[0]:.3f}")
+    return failures
+
+
 WRAPPER = """#!{python}
-# A server that drops its variant's flags before it runs.
+# A server or client that drops its variant's flags before it runs.
 import os, sys
 real, out, skip = {real!r}, [], False
 for a in sys.argv[1:]:
     if skip:
         skip = False
-    elif a in ("--uring", "--shards", "--cpus", "--send"):
+    elif a in {dropped!r}:
         skip = True
     else:
         out.append(a)
@@ -164,38 +217,59 @@ os.execv(real, [real] + out)
 """
 
 
-def check_lying_server(build):
+def lying_build(build, dropped):
+    """A build directory whose server and client are wrappers that drop the
+    flags named for each (none: the real binary, linked)."""
     fake = tempfile.mkdtemp(prefix="ringhttp-bench-liar.")
-    for d in ("server", "client"):
-        os.makedirs(os.path.join(fake, d))
-    wrapper = os.path.join(fake, "server", "server")
-    with open(wrapper, "w") as f:
-        f.write(WRAPPER.format(python=sys.executable, real=os.path.join(build, "server", "server")))
-    os.chmod(wrapper, 0o755)
-    os.symlink(os.path.join(build, "client", "client"), os.path.join(fake, "client", "client"))
-    rows = ["ringhttp:5.19/plaintext", "ringhttp:6.1/plaintext", "ringhttp:zc/plaintext",
-            "ringhttp:2-shards/plaintext"]
+    for name in ("server", "client"):
+        os.makedirs(os.path.join(fake, name))
+        real, path = os.path.join(build, name, name), os.path.join(fake, name, name)
+        if not dropped.get(name):
+            os.symlink(real, path)
+            continue
+        with open(path, "w") as f:
+            f.write(WRAPPER.format(python=sys.executable, real=real, dropped=dropped[name]))
+        os.chmod(path, 0o755)
+    return fake
+
+
+def check_liars(build, dropped, rows, what):
+    """The harness on a lying build: exit 1, each row named as failed and
+    its failure saying who (rows: {row: who}) is not the variant asked for."""
     out_dir = tempfile.mkdtemp(prefix="ringhttp-bench-liar-out.")
-    bench = observe.start_bench(fake, out_dir, "--compare", AXES, "--only", ",".join(rows), "--iterations", "1",
-                                "--warmup", "0", "--duration", "1", "--connections", "8", "--idle-connections", "0",
-                                "--cool-down", "0")
+    bench = observe.start_bench(lying_build(build, dropped), out_dir, "--compare", AXES, "--only", ",".join(rows),
+                                "--iterations", "1", "--warmup", "0", "--duration", "1", "--connections", "8",
+                                "--idle-connections", "0", "--cool-down", "0")
     out, err = bench.communicate(timeout=BENCH_WAIT_S)
     failures = []
     if bench.returncode != 1:
-        failures.append(f"against a server that drops its flags the harness exited {bench.returncode}, not 1:\n{err}")
+        failures.append(f"against {what} the harness exited {bench.returncode}, not 1:\n{err}")
     prefix = "bench: FAILED rows: "
     named = next((line[len(prefix):].split(", ") for line in err.splitlines() if line.startswith(prefix)), [])
-    for row in rows:
+    for row, who in rows.items():
         if row not in named:
             failures.append(f"{row} is not named as failed:\n{err}")
-        elif f"  {row}: {row.split('/')[0]} is not the variant asked for" not in err:
+        elif f"  {row}: {who} is not the variant asked for" not in err:
             failures.append(f"{row}: the failure does not say the variant is not running:\n{err}")
-    print(("ok" if not failures else "FAIL") + "    a server that drops its variant's flags fails those rows")
+    print(("ok" if not failures else "FAIL") + f"    {what} fails those rows")
     return failures
 
 
+def check_lying_server(build):
+    rows = {"ringhttp:5.19/plaintext": "ringhttp:5.19", "ringhttp:6.1/plaintext": "ringhttp:6.1",
+            "ringhttp:zc/plaintext": "ringhttp:zc", "ringhttp:2-shards/plaintext": "ringhttp:2-shards",
+            "ringhttp:epoll/plaintext": "ringhttp:epoll"}
+    return check_liars(build, {"server": ("--uring", "--shards", "--cpus", "--send", "--backend")}, rows,
+                       "a server that drops its variant's flags")
+
+
+def check_lying_client(build):
+    rows = {"ringhttp:client-epoll/plaintext": "ringhttp:client-epoll's client"}
+    return check_liars(build, {"client": ("--backend",)}, rows, "a client that drops --backend")
+
+
 def main():
-    return observe.run_checks(check_running_variants, check_lying_server)
+    return observe.run_checks(check_running_variants, check_lying_server, check_lying_client)
 
 
 if __name__ == "__main__":
