@@ -222,6 +222,38 @@ TEST_F(EpollBackend, a_connect_completes_with_zero_or_the_refusal) {
   EXPECT_EQ(io.syscalls()[std::size_t(io::Syscall::io_uring_enter)], 0u);
 }
 
+// Where epoll_pwait2 is missing the backend waits with epoll_wait: the same
+// completions, a timeout rounded up to whole milliseconds.
+TEST(EpollBackendWithoutPwait2, waits_with_epoll_wait_and_completes_the_same) {
+  Backend io;
+  Backend::Config config;
+  config.recv_buffers = buffers;
+  config.recv_buffer_bytes = buffer_bytes;
+  config.slots = slots;
+  config.without_pwait2 = true;
+  ASSERT_EQ(io.init(config), "");
+  int fds[2];
+  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, fds), 0);
+  io.receive(fds[0], tag(Op::recv));
+  ASSERT_EQ(::write(fds[1], "x", 1), 1);
+  __kernel_timespec ts{0, 1'500'000};  // 1.5 ms: waited as 2
+  io.timeout(&ts, tag(Op::tick, uring::slot_max, 0));
+  std::array<io::Completion, io::reap_batch_max> batch;
+  std::vector<io::Completion> got;
+  for (int i = 0; i < 100 && got.size() < 2; ++i) {
+    const std::uint32_t k = io.submit_and_reap(batch, __kernel_timespec{0, 10'000'000});
+    got.insert(got.end(), batch.begin(), batch.begin() + k);
+  }
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_EQ(got[0].res, 1);
+  EXPECT_EQ(got[1].res, -ETIME);
+  io.give_back_flags(got[0].flags);
+  io.cancel(tag(Op::recv), tag(Op::cancel));
+  for (int i = 0; i < 10; ++i) io.submit_and_reap(batch, __kernel_timespec{0, 1'000'000});
+  io.close(fds[0], 0);
+  ::close(fds[1]);
+}
+
 TEST_F(EpollBackend, a_timeout_completes_with_etime_once_due) {
   __kernel_timespec ts{0, 20'000'000};
   io.timeout(&ts, tag(Op::tick, uring::slot_max, 0));
