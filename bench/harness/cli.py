@@ -234,7 +234,11 @@ def measure_all(ctx, a, runnable, instances, runs):
         except StartError as e:
             inst["failure"] = str(e)
             continue
-        if ctx.idle_counts and r.server.memory_row and (not r.axis or r.axis == "alloc"):
+        # The memory row for the default rows and the axes that change the
+        # server's memory (allocator, backend), not for a variant that only
+        # changes the client.
+        if (ctx.idle_counts and r.server.memory_row and (not r.axis or r.axis in ("alloc", "backend"))
+                and not (r.variant and r.variant.client_args)):
             inst["memory"] = memory_per_connection(ctx, r.server, r.variant)
         print(f"{r.instance}: cold start "
               + (f"{fmt(inst.get('cold_start_ms'), '.1f')} ms" if "cold_start_failure" not in inst else
