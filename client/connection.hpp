@@ -11,8 +11,8 @@
 
 #include "client/pacing.hpp"
 #include "core/http/response_parser.hpp"
+#include "core/io/engine.hpp"
 #include "core/tls/session.hpp"
-#include "core/uring/slot_table.hpp"
 
 namespace ringhttp::client {
 
@@ -26,23 +26,16 @@ enum class ConnState : std::uint8_t {
   closing,     // every in-flight operation cancelled; the socket closes when none is left
 };
 
-struct Connection final : http::ResponseEvents {
+// The engine's part (slot, generation, socket, operations in flight, the
+// send's cursor) is the io::Link it derives from.
+struct Connection final : io::Link, http::ResponseEvents {
   WorkerBase* worker = nullptr;
-  std::uint32_t slot = 0;
-  std::uint32_t generation = 0;
   std::uint32_t global_index = 0;  // among all workers' connections: the rate model's phase
-  int fd = -1;
   ConnState state = ConnState::idle;
-  uring::InFlight inflight;  // operations whose last completion has not arrived
-  bool recv_armed = false;
-  bool send_inflight = false;
-  bool rearm_recv = false;      // re-arm the receive after this batch (-ENOBUFS)
   bool connect_failed = false;  // the last attempt failed: back off before the next
   bool was_open = false;        // reopening this slot counts as a reconnect
   bool peer_closing = false;    // a response said Connection: close; nothing more will come
   bool unsolicited = false;     // a response arrived with no request outstanding
-  bool dirty = false;           // on the worker's list to look at after this batch
-  std::uint8_t enobufs_in_a_row = 0;
 
   std::uint32_t address_index = 0;  // the target's address this slot connects to; the next after a failure
   std::uint32_t outstanding = 0;  // requests handed to a send whose responses have not arrived

@@ -49,8 +49,8 @@ Worker<Backend>::Worker(const Options& options, const RequestBytes& request, con
 template <typename Backend>
 Worker<Backend>::~Worker() {
   if (thread_.joinable()) thread_.join();
-  for (std::uint32_t i = 0; i < table_.constructed(); ++i) {
-    if (table_[i].fd >= 0) ::close(table_[i].fd);
+  for (std::uint32_t i = 0; i < engine_.table().constructed(); ++i) {
+    if (engine_.table()[i].fd >= 0) ::close(engine_.table()[i].fd);
   }
 }
 
@@ -83,7 +83,10 @@ bool Worker<Backend>::setup() {
   // every request late by up to that much, which corrected latency counts.
   if (options_.rate > 0) ::prctl(PR_SET_TIMERSLACK, timer_slack_ns, 0, 0, 0);
   // Created here, on the thread that will be its only submitter.
-  if (std::string e = io_.init(backend_config()); !e.empty()) {
+  typename io::Engine<Backend, Connection>::Config engine_config;
+  engine_config.slots = plan_.connections;
+  engine_config.enobufs_in_a_row_max = enobufs_in_a_row_max;
+  if (std::string e = engine_.init(backend_config(), engine_config); !e.empty()) {
     error_ = std::move(e);
     return false;
   }
@@ -106,11 +109,6 @@ bool Worker<Backend>::setup() {
   varying_bodies_ = options_.check_body && request_.distinct() > 1;
   parser_config_.check_body = options_.check_body;
   parser_config_.head_request = request_.head_request();
-  if (std::string e = table_.init(plan_.connections); !e.empty()) {
-    error_ = std::move(e);
-    return false;
-  }
-  dirty_.reserve(plan_.connections);
   now_ns_ = monotonic_ns();
   next_tick_ns_ = now_ns_ + tick_ns;
   measuring_ = now_ns_ >= timeline_.measure_ns;  // no warm-up: connect errors count from the start
@@ -128,7 +126,7 @@ bool Worker<Backend>::setup() {
   }
   for (std::uint32_t i = 0; i < plan_.connections; ++i) {
     // Every slot is taken at once and kept: a reconnect renews it in place.
-    Connection& conn = *table_.acquire();
+    Connection& conn = *engine_.table().acquire();
     assert(conn.slot == i);
     conn.worker = this;
     conn.global_index = plan_.first_global_connection + i;
@@ -144,7 +142,7 @@ bool Worker<Backend>::setup() {
 }
 
 template <typename Backend>
-void Worker<Backend>::run() { uring::run_batches(io_, *this); }
+void Worker<Backend>::run() { engine_.run(*this); }
 
 template <typename Backend>
 std::optional<__kernel_timespec> Worker<Backend>::wait_limit() const { return to_timespec(wait_ns()); }
@@ -177,21 +175,21 @@ std::uint64_t Worker<Backend>::wait_ns() const {
 template <typename Backend>
 void Worker<Backend>::dispatch(const uring::Completion& c) {
   const uring::Tag t = uring::decode(c.user_data);
-  Connection* found = table_.find(t);
+  Connection* found = engine_.find(t);
   // Impossible while sockets close only at zero in-flight operations; a
   // stale buffer still goes back so that the pool cannot leak.
   assert(found != nullptr && "a completion for an earlier socket of the slot");
   if (found == nullptr) {
-    if (t.op == Op::recv) io_.give_back_flags(c.flags);
+    if (t.op == Op::recv) engine_.backend().give_back_flags(c.flags);
     return;
   }
   Connection& conn = *found;
   switch (t.op) {
-    case Op::connect: return on_connect(conn, c.res);
-    case Op::recv: return on_recv(conn, c.res, c.flags);
-    case Op::send: return on_send(conn, c.res);
+    case Op::connect: return on_connect(conn, c);
+    case Op::recv: return on_recv(conn, c);
+    case Op::send: return on_send(conn, c);
     case Op::cancel:
-      conn.inflight.done();
+      engine_.on_cancel(conn, c);
       return maybe_release(conn);
     default: break;
   }
@@ -203,18 +201,15 @@ void Worker<Backend>::after_batch() {
   if (!measuring_ && now_ns_ >= timeline_.measure_ns) {
     // Warm-up is over: it ran the same loop, and now none of it counts.
     stats_.reset();  // keeps the intervals' reserved capacity
-    io_.reset_syscalls();  // the worker's own thread: nobody else reads them
+    engine_.backend().reset_syscalls();  // the worker's own thread: nobody else reads them
     if (interval_) interval_->reset();
     measuring_ = true;
   }
   if (!stopping_ && (now_ns_ >= timeline_.end_ns || stop_requested_.load(std::memory_order_relaxed))) begin_stop();
   // -n: every request of this worker's share is answered or failed.
   if (!stopping_ && plan_.requests > 0 && requests_done_ >= plan_.requests) begin_stop();
-  dirty_.drain(table_, [this](Connection& conn) {
-    if (conn.rearm_recv && connected(conn) && !conn.recv_armed) {
-      conn.rearm_recv = false;
-      arm_recv(conn);
-    }
+  engine_.drain_dirty([this](Connection& conn) {
+    if (engine_.rearm_due(conn) && connected(conn)) arm_recv(conn);
     // A slot reconnects only while requests remain to be sent (-n).
     if (conn.state == ConnState::idle && !stopping_ && may_send_more() && now_ns_ >= conn.reconnect_at_ns) {
       connect(conn);
@@ -224,7 +219,7 @@ void Worker<Backend>::after_batch() {
   // if it is free (one that is not sends as its answers arrive).
   if (options_.rate > 0) {
     while (!stopping_ && may_send_more() && schedule_.due_ns() <= now_ns_) {
-      maybe_send(table_[schedule_.connection()]);
+      maybe_send(engine_.table()[schedule_.connection()]);
       schedule_.advance();
     }
   }
@@ -232,13 +227,13 @@ void Worker<Backend>::after_batch() {
 }
 
 template <typename Backend>
-void Worker<Backend>::mark_dirty(Connection& conn) { dirty_.mark(conn); }
+void Worker<Backend>::mark_dirty(Connection& conn) { engine_.mark_dirty(conn); }
 
 template <typename Backend>
 void Worker<Backend>::on_tick() {
   next_tick_ns_ = now_ns_ + tick_ns;
   for (std::uint32_t i = 0; i < plan_.connections; ++i) {
-    Connection& conn = table_[i];
+    Connection& conn = engine_.table()[i];
     switch (conn.state) {
       case ConnState::idle:
         if (!stopping_ && may_send_more() && now_ns_ >= conn.reconnect_at_ns) connect(conn);
@@ -248,10 +243,7 @@ void Worker<Backend>::on_tick() {
         break;
       case ConnState::handshake:
       case ConnState::open:
-        if (conn.rearm_recv && !conn.recv_armed) {
-          conn.rearm_recv = false;
-          arm_recv(conn);
-        }
+        if (engine_.rearm_due(conn)) arm_recv(conn);
         // A handshake has the connect's deadline; requests their own.
         if ((conn.state == ConnState::handshake || conn.outstanding > 0) && now_ns_ >= conn.deadline_ns) {
           fail(conn, ErrorClass::timeout);
@@ -268,10 +260,10 @@ void Worker<Backend>::begin_stop() {
   if (interval_ && measuring_) close_interval(std::min(now_ns_, timeline_.end_ns));
   stopping_ = true;
   stop_deadline_ns_ = now_ns_ + stop_drain_ns;
-  if (measuring_) stats_.syscalls = io_.syscalls();  // the window's, not the stop's
+  if (measuring_) stats_.syscalls = engine_.backend().syscalls();  // the window's, not the stop's
   // Responses still on their way are neither counted nor failed: the run's
   // window has ended.
-  for (std::uint32_t i = 0; i < plan_.connections; ++i) abort(table_[i]);
+  for (std::uint32_t i = 0; i < plan_.connections; ++i) abort(engine_.table()[i]);
 }
 
 template <typename Backend>
@@ -300,7 +292,7 @@ void Worker<Backend>::connect(Connection& conn) {
     if (plan_.requests > 0) requests_reserved_ += quota;
   }
   const net::Address& address = options_.target.addresses[conn.address_index];
-  const int fd = io_.open_socket(address.family());
+  const int fd = engine_.backend().open_socket(address.family());
   if (fd < 0) {
     // Out of descriptors or memory: a connect error, retried after a pause.
     give_back_quota(conn);
@@ -309,28 +301,25 @@ void Worker<Backend>::connect(Connection& conn) {
     conn.reconnect_at_ns = now_ns_ + connect_backoff_ns;
     return;
   }
-  table_.renew(conn);
-  conn.fd = fd;
+  engine_.table().renew(conn);
+  engine_.open(conn, fd);
   conn.state = ConnState::connecting;
   conn.deadline_ns = now_ns_ + options_.connect_timeout_ns;
   conn.outstanding = 0;
   conn.sent_on_socket = 0;
   conn.then_len = 0;
-  conn.recv_armed = conn.send_inflight = conn.rearm_recv = conn.peer_closing = conn.unsolicited = false;
-  conn.enobufs_in_a_row = 0;
+  conn.peer_closing = conn.unsolicited = false;
   ++open_sockets_;
-  io_.connect(fd, address, tag(Op::connect, conn));
-  conn.inflight.add();
+  engine_.connect(conn, address);
 }
 
 template <typename Backend>
-void Worker<Backend>::on_connect(Connection& conn, std::int32_t res) {
-  conn.inflight.done();
+void Worker<Backend>::on_connect(Connection& conn, const io::Completion& c) {
+  const std::int32_t res = engine_.on_connect(conn, c);
   if (conn.state != ConnState::connecting) return maybe_release(conn);
   if (res < 0) {
     // Refused, unreachable, or out of ports or descriptors: a connect error,
-    // retried; a connect we built wrongly is a bug.
-    assert(uring::classify(res) != uring::ErrnoClass::bug && "a connect was refused as invalid");
+    // retried.
     conn.connect_failed = true;
     // The next attempt tries the target's next address.
     conn.address_index = std::uint32_t((conn.address_index + 1) % options_.target.addresses.size());
@@ -416,45 +405,38 @@ void Worker<Backend>::handshake_failed(Connection& conn, const std::string& reas
 
 template <typename Backend>
 void Worker<Backend>::arm_recv(Connection& conn) {
-  assert(!conn.recv_armed);
   assert(connected(conn));
-  io_.receive(conn.fd, tag(Op::recv, conn));
-  conn.recv_armed = true;
-  conn.inflight.add();
+  engine_.arm_receive(conn);
 }
 
 template <typename Backend>
-void Worker<Backend>::on_recv(Connection& conn, std::int32_t res, std::uint32_t flags) {
-  if ((flags & IORING_CQE_F_MORE) == 0) {
-    conn.recv_armed = false;
-    conn.inflight.done();
-  }
-  if (res > 0) {
-    conn.enobufs_in_a_row = 0;
-    if (measuring_ && !stopping_) stats_.bytes_received += std::uint64_t(res);
-    const auto received = io_.received(conn.slot, flags);
-    if (connected(conn)) consume(conn, received.data, std::uint32_t(res));
-    // The parser (and the TLS session, which copies) keeps nothing of the
-    // bytes: the buffer goes back at once.
-    io_.give_back(received.buffer_id);
-    // A single-shot receive (a fallback) is re-armed after each delivery.
-    if (connected(conn) && !conn.recv_armed) arm_recv(conn);
-  } else if (res == 0) {
-    if (conn.state == ConnState::handshake) {
-      handshake_failed(conn, "the server closed the connection in the handshake");
-    } else if (conn.state == ConnState::open) {
-      on_peer_closed(conn);
-    }
-  } else {
-    // Not an end of stream when the buffer ring ran dry (-ENOBUFS).
-    switch (uring::receive_failed(conn, res, enobufs_in_a_row_max)) {
-      case uring::ReceiveFailure::rearm: mark_dirty(conn); break;
-      case uring::ReceiveFailure::rearm_on_tick:
-      case uring::ReceiveFailure::cancelled: break;
-      case uring::ReceiveFailure::peer_gone:
-        if (connected(conn)) fail(conn, ErrorClass::read);
-        break;
-    }
+void Worker<Backend>::on_recv(Connection& conn, const io::Completion& c) {
+  const io::Received r = engine_.on_receive(conn, c);
+  switch (r.kind) {
+    case io::Received::Kind::data:
+      if (measuring_ && !stopping_) stats_.bytes_received += r.len;
+      if (connected(conn)) consume(conn, r.data, r.len);
+      // The parser (and the TLS session, which copies) keeps nothing of the
+      // bytes: the buffer goes back at once.
+      engine_.give_back(r.buffer_id);
+      // A single-shot receive (a fallback) is re-armed after each delivery.
+      if (connected(conn) && !conn.recv_armed) arm_recv(conn);
+      break;
+    case io::Received::Kind::eof:
+      if (conn.state == ConnState::handshake) {
+        handshake_failed(conn, "the server closed the connection in the handshake");
+      } else if (conn.state == ConnState::open) {
+        on_peer_closed(conn);
+      }
+      break;
+    // Not an end of stream when the buffer ring ran dry (-ENOBUFS): the
+    // engine re-arms after the batch or on the tick.
+    case io::Received::Kind::rearm:
+    case io::Received::Kind::rearm_on_tick:
+    case io::Received::Kind::cancelled: break;
+    case io::Received::Kind::peer_gone:
+      if (connected(conn)) fail(conn, ErrorClass::read);
+      break;
   }
   maybe_release(conn);
 }
@@ -639,42 +621,36 @@ void Worker<Backend>::pump_tls(Connection& conn) {
   }
   const std::string_view out = conn.tls.pending_ciphertext();
   if (out.empty()) return;
-  io_.send(conn.fd, out.data(), out.size(), tag(Op::send, conn));
-  conn.send_inflight = true;
-  conn.inflight.add();
+  // The ciphertext stays in place, in the session, until consumed as sent.
+  engine_.send(conn, out.data(), std::uint32_t(out.size()));
 }
 
+// Sends the rest of the batch's range; send_offset counts what was handed
+// to a send (the engine resumes a short one).
 template <typename Backend>
 void Worker<Backend>::submit_send(Connection& conn) {
-  assert(!conn.send_inflight);
   assert(conn.send_offset < conn.send_end);
-  io_.send(conn.fd, conn.send_base + conn.send_offset, conn.send_end - conn.send_offset, tag(Op::send, conn));
-  conn.send_inflight = true;
-  conn.inflight.add();
+  engine_.send(conn, conn.send_base + conn.send_offset, conn.send_end - conn.send_offset);
+  conn.send_offset = conn.send_end;
 }
 
 template <typename Backend>
-void Worker<Backend>::on_send(Connection& conn, std::int32_t res) {
-  assert(conn.send_inflight);
-  conn.send_inflight = false;
-  conn.inflight.done();
+void Worker<Backend>::on_send(Connection& conn, const io::Completion& c) {
+  const io::Sent sent = engine_.on_send(conn, c);
   if (!connected(conn)) return maybe_release(conn);
-  if (res < 0) {
-    assert(uring::classify(res) != uring::ErrnoClass::bug && "a send was refused as invalid");
-    return fail(conn, ErrorClass::write);
-  }
+  if (sent.kind == io::Sent::Kind::failed) return fail(conn, ErrorClass::write);
   if (tls_ != nullptr) {
-    // The ciphertext sent leaves the session; the rest, and what the batch
-    // still has to encrypt, goes next.
-    conn.tls.consume_ciphertext(std::size_t(res));
+    // The ciphertext sent leaves the session; once the send is done, the
+    // rest, and what the batch still has to encrypt, goes next.
+    conn.tls.consume_ciphertext(std::size_t(sent.res));
+    if (sent.kind == io::Sent::Kind::written) return;
     pump_tls(conn);
     if (!conn.send_inflight) maybe_send(conn);
     return;
   }
-  conn.send_offset += std::uint32_t(res);
-  // A short send resumes at the next unsent byte; only one send is ever in
-  // flight per connection, so bytes cannot be reordered.
-  if (conn.send_offset < conn.send_end) return submit_send(conn);
+  // Only one send is ever in flight per connection, so bytes cannot be
+  // reordered; a short one was resumed by the engine.
+  if (sent.kind == io::Sent::Kind::written) return;
   if (next_send_range(conn)) return submit_send(conn);
   maybe_send(conn);
 }
@@ -694,12 +670,8 @@ void Worker<Backend>::fail(Connection& conn, ErrorClass error) {
 template <typename Backend>
 void Worker<Backend>::abort(Connection& conn) {
   if (conn.state == ConnState::idle || conn.state == ConnState::closing) return;
-  const bool connecting = conn.state == ConnState::connecting;
   conn.state = ConnState::closing;
-  conn.rearm_recv = false;
-  if (connecting) cancel(conn, Op::connect);
-  if (conn.recv_armed) cancel(conn, Op::recv);
-  if (conn.send_inflight) cancel(conn, Op::send);
+  engine_.cancel_all(conn);
   maybe_release(conn);
 }
 
@@ -715,26 +687,16 @@ void Worker<Backend>::give_back_quota(Connection& conn) {
 
 template <typename Backend>
 void Worker<Backend>::maybe_release(Connection& conn) {
-  if (conn.state != ConnState::closing || !conn.inflight.none()) return;
+  if (conn.state != ConnState::closing || !engine_.closed(conn)) return;
   give_back_quota(conn);
   conn.tls.reset();  // its buffers go with the socket
-  io_.close(conn.fd, conn.slot);
-  conn.fd = -1;
+  engine_.close(conn);
   conn.state = ConnState::idle;
   conn.outstanding = 0;
   assert(open_sockets_ > 0);
   --open_sockets_;
   conn.reconnect_at_ns = now_ns_ + (conn.connect_failed ? connect_backoff_ns : 0);
   mark_dirty(conn);
-}
-
-// Cancels `conn`'s operation `op`. The cancel is itself in flight until its
-// own completion (Op::cancel), so the slot cannot be released before it;
-// the cancelled operation still completes for itself (-ECANCELED).
-template <typename Backend>
-void Worker<Backend>::cancel(Connection& conn, Op op) {
-  io_.cancel(tag(op, conn), tag(Op::cancel, conn));
-  conn.inflight.add();
 }
 
 template <typename Backend>

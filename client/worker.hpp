@@ -18,6 +18,7 @@
 #include "client/request.hpp"
 #include "client/stats.hpp"
 #include "core/tls/context.hpp"
+#include "core/io/engine.hpp"
 #include "core/uring/batch_loop.hpp"
 #include "core/uring/features.hpp"
 #include "core/uring/user_data.hpp"
@@ -134,12 +135,11 @@ class Worker final : public WorkerBase {
   void mark_dirty(Connection& conn);
   std::uint64_t wait_ns() const;
   typename Backend::Config backend_config() const;
-  void cancel(Connection& conn, uring::Op op);
 
   void connect(Connection& conn);
-  void on_connect(Connection& conn, std::int32_t res);
+  void on_connect(Connection& conn, const io::Completion& c);
   void arm_recv(Connection& conn);
-  void on_recv(Connection& conn, std::int32_t res, std::uint32_t flags);
+  void on_recv(Connection& conn, const io::Completion& c);
   void consume(Connection& conn, const char* data, std::uint32_t len);
   void consume_plaintext(Connection& conn, const char* data, std::uint32_t len);
   void become_open(Connection& conn);
@@ -154,7 +154,7 @@ class Worker final : public WorkerBase {
   void on_peer_closed(Connection& conn);
   void maybe_send(Connection& conn);
   void submit_send(Connection& conn);
-  void on_send(Connection& conn, std::int32_t res);
+  void on_send(Connection& conn, const io::Completion& c);
   void fail(Connection& conn, ErrorClass error);
   void abort(Connection& conn);
   void maybe_release(Connection& conn);
@@ -174,9 +174,8 @@ class Worker final : public WorkerBase {
   std::unique_ptr<tls::ClientContext> tls_;
   std::vector<char> plaintext_;
 
-  Backend io_;
-  uring::SlotTable<Connection> table_;  // every slot acquired at start, renewed per socket
-  uring::DirtyList dirty_;  // connections to look at after the batch
+  // The connections' I/O: every slot acquired at start, renewed per socket.
+  io::Engine<Backend, Connection> engine_;
   ScheduleCursor schedule_;  // the open model: the next due slot of this worker's connections
 
   std::uint64_t now_ns_ = 0;

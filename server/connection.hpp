@@ -1,8 +1,8 @@
 #pragma once
 // One client connection: a slot in its shard's preallocated table. The slot
 // holds what an idle keep-alive connection needs (its state, descriptor,
-// generation, deadlines and the parser's own state, about 600 bytes); what
-// a busy one needs more is lent by the shard from pools and given back when
+// generation, deadlines and the parser's own state: 488 bytes, asserted
+// below); what a busy one needs more is lent by the shard from pools and given back when
 // it is done with it (OutputBlock: the parser's buffers for a request in
 // progress, the response queue and the send's iovecs; HeldBlock: the
 // received chunks held while its input is paused).
@@ -20,7 +20,7 @@
 #include <string>
 
 #include "core/http/request_parser.hpp"
-#include "core/uring/slot_table.hpp"
+#include "core/io/engine.hpp"
 #include "server/held_input.hpp"
 #include "server/middleware/client_key.hpp"
 #include "server/response.hpp"
@@ -53,7 +53,9 @@ struct InputChunk {
   std::int32_t buffer_id = -1;  // provided-buffer id, ReceiveBuffers::own_buffer, or a spill block (spill_id_base + n)
 };
 
-struct Connection final : http::RequestEvents {
+// The engine's part (slot, generation, socket, operations in flight,
+// receive arming, the send's cursor) is the io::Link it derives from.
+struct Connection final : io::Link, http::RequestEvents {
   // Responses queued per connection: bounds memory for a client that
   // pipelines without reading; with 4 iovecs each they fit one sendmsg.
   static constexpr std::size_t responses_max = 32;
@@ -80,27 +82,15 @@ struct Connection final : http::RequestEvents {
   static_assert(iovecs_max <= 1024, "one sendmsg takes at most IOV_MAX (1024) iovecs");
 
   ShardBase* shard = nullptr;
-  std::uint32_t slot = 0;
-  std::uint32_t generation = 0;
-  int fd = -1;
   ClientKey peer;  // the peer's address, for the rate limiter
   ConnState state = ConnState::free;
-  // Completions still to come: operations in flight, and the notification
-  // of each zero-copy send whose result has arrived but not its notification.
-  uring::InFlight inflight;
-  bool recv_armed = false;
-  bool recv_multishot = false;  // the armed receive is multishot
   // The connection has pipelined far enough ahead to pause its input once:
   // from then on it receives one buffer per receive, so a pause no longer
   // lets a multishot receive fill buffers until its cancel lands.
   bool single_shot = false;
-  bool send_inflight = false;
   bool input_paused = false;    // parser paused or queue full: no parsing, no reading
   bool peer_eof = false;        // the peer half-closed; answer what we have, then close
   bool metrics_queued = false;  // metrics_text is referenced by a queued response
-  bool dirty = false;           // on the shard's list to flush after this batch
-  bool rearm_recv = false;      // re-arm the receive after this batch (-ENOBUFS)
-  std::uint8_t enobufs_in_a_row = 0;
 
   std::uint64_t last_activity_ms = 0;
   std::uint64_t header_deadline_ms = 0;
@@ -110,15 +100,13 @@ struct Connection final : http::RequestEvents {
   std::uint64_t requests_done = 0;
 
   // The send batch in progress (its msghdr and iovecs are the output
-  // block's): what it has left, and what it retires once written. The bytes
-  // the iovecs point at must stay unchanged until a zero-copy send's
-  // notification too, so written responses stay queued (`written_responses`)
-  // until no notification is pending.
-  std::uint64_t send_bytes_left = 0;           // 0 once the whole batch is written
-  std::uint32_t send_retires = 0;              // whole responses the send carries
-  std::uint64_t send_stream_bytes = 0;         // bytes of a stream left in progress at its end
-  std::uint32_t written_responses = 0;         // at the front of `out`: written, not yet released
-  std::uint32_t zc_notifications_pending = 0;  // zero-copy sends whose result came but not their notification
+  // block's; what it has left is the Link's send_left): what it retires once
+  // written. The bytes the iovecs point at must stay unchanged until a
+  // zero-copy send's notification too, so written responses stay queued
+  // (`written_responses`) until no notification is pending (zc_pending).
+  std::uint32_t send_retires = 0;       // whole responses the send carries
+  std::uint64_t send_stream_bytes = 0;  // bytes of a stream left in progress at its end
+  std::uint32_t written_responses = 0;  // at the front of `out`: written, not yet released
 
   // Chunks held while input is paused: a ring lent by the shard on the
   // first chunk held and given back when the last is taken. Null while none.
@@ -178,6 +166,10 @@ struct HeldBlock {
   std::uint32_t generation = 0;
   HeldInput<InputChunk, Connection::held_chunks_max> chunks;
 };
+
+// What every connection costs while idle (docs/ARCHITECTURE.md, "Small
+// slots, lent memory"): grow it only knowingly.
+static_assert(sizeof(Connection) <= 488, "an idle connection's slot");
 
 inline bool Connection::output_empty() const { return output == nullptr || output->out.empty(); }
 inline std::size_t Connection::output_size() const { return output == nullptr ? 0 : output->out.size(); }

@@ -32,11 +32,4 @@ struct SendBatch {
 SendBatch build_send_batch(const OutputQueue<Connection::responses_max>& out, std::size_t first,
                            std::string_view date_line, std::span<iovec> iov);
 
-// After a send wrote `written` bytes of the iovecs `msg` names, moves
-// msg_iov and msg_iovlen past the iovecs written whole and into the one
-// written in part, so the next send starts at exactly the next unsent byte.
-// `written` is at most the iovecs' total; the iovecs themselves are
-// modified only in the first one still partly unsent.
-void advance_iovecs(msghdr& msg, std::size_t written);
-
 }  // namespace ringhttp::server

@@ -18,6 +18,7 @@
 #include "core/http/date_cache.hpp"
 #include "core/uring/batch_loop.hpp"
 #include "core/io/completion.hpp"
+#include "core/io/engine.hpp"
 #include "core/uring/user_data.hpp"
 #include "server/app/app.hpp"
 #include "server/connection.hpp"
@@ -129,11 +130,11 @@ class Shard final : public ShardBase, private db::Driver, private db::Sink {
   void dispatch(const uring::Completion& c);
   void after_batch();
   void mark_dirty(Connection& conn);  // after_batch flushes it, once per batch
+  Backend& io() { return engine_.backend(); }  // for the shard's own operations, not a connection's
   void arm_accept();
   void arm_tick();
   void arm_wake();
   void cancel_accept();
-  void cancel(Connection& conn, uring::Op op);
   void on_accept(std::int32_t res, std::uint32_t flags);
   void on_tick();
   void begin_stop();
@@ -145,7 +146,7 @@ class Shard final : public ShardBase, private db::Driver, private db::Sink {
   // shard_input.ipp: receive, parse, hold input while paused.
   bool wants_receive(const Connection& conn) const;
   void arm_recv(Connection& conn);
-  void on_recv(Connection& conn, std::int32_t res, std::uint32_t flags);
+  void on_recv(Connection& conn, const io::Completion& c);
   void consume(Connection& conn, InputChunk chunk);
   void hold(Connection& conn, InputChunk chunk, bool at_front);
   InputChunk unhold(Connection& conn);
@@ -169,9 +170,8 @@ class Shard final : public ShardBase, private db::Driver, private db::Sink {
   void wait_for_output(Connection& conn);
   void flush(Connection& conn);
   [[gnu::noinline]] void send_pending(Connection& conn);
-  void submit_send(Connection& conn);
-  void on_send(Connection& conn, std::int32_t res, std::uint32_t flags);
-  void on_send_notification(Connection& conn, std::int32_t res);
+  void on_send(Connection& conn, const io::Completion& c);
+  void on_send_notification(Connection& conn, const io::Completion& c);
   void after_output_progress(Connection& conn);
   void retire_sent(Connection& conn);
   void release_written(Connection& conn);
@@ -187,7 +187,7 @@ class Shard final : public ShardBase, private db::Driver, private db::Sink {
   // shard_close.ipp: drain, linger, cancel, release; deadlines; reclaim.
   void begin_drain(Connection& conn);
   void maybe_finish_drain(Connection& conn);
-  void on_shutdown(Connection& conn, std::int32_t res);
+  void on_shutdown(Connection& conn, const io::Completion& c);
   void abort(Connection& conn);
   void maybe_release(Connection& conn);
   void check_timeouts(Connection& conn);
@@ -207,15 +207,15 @@ class Shard final : public ShardBase, private db::Driver, private db::Sink {
   // Declared before the ring so that it is destroyed after it: operations
   // the ring still holds may point into the pool's buffers.
   std::unique_ptr<db::Pool> db_;  // with --db only; built on the shard's thread
-  Backend io_;
-  uring::SlotTable<Connection> table_;  // mapped once; slots constructed on first use
+  // The connections' I/O: the slot table (mapped once; slots constructed on
+  // first use), operations in flight, sends, the batch's dirty list.
+  io::Engine<Backend, Connection> engine_;
   // Output blocks, lent to busy connections; those that found none wait in
   // arrival order.
-  OutputPool output_pool_{table_};
+  OutputPool output_pool_{engine_.table()};
   // Rings of held input, lent to paused connections (as many as slots).
   uring::SlotTable<HeldBlock> held_blocks_;
   std::uint32_t held_rings_lent_ = 0;
-  uring::DirtyList dirty_;  // touched by this batch: flushed after it
   std::uint32_t open_count_ = 0;
   std::uint32_t held_buffers_ = 0;   // provided buffers held by paused connections
   char* spill_ = nullptr;            // spill_blocks x recv_buffer_bytes

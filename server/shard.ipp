@@ -73,16 +73,7 @@ Shard<Backend>::~Shard() {
 
 template <typename Backend>
 void Shard<Backend>::cancel_accept() {
-  io_.cancel(uring::encode({Op::accept, shard_slot, 0}), uring::encode({Op::cancel, shard_slot, 0}));
-}
-
-// Cancels `conn`'s operation `op`. The cancel is itself in flight until its
-// own completion (Op::cancel), so the slot cannot be released before it;
-// the cancelled operation still completes for itself (-ECANCELED).
-template <typename Backend>
-void Shard<Backend>::cancel(Connection& conn, Op op) {
-  io_.cancel(tag(op, conn), tag(Op::cancel, conn));
-  conn.inflight.add();
+  io().cancel(uring::encode({Op::accept, shard_slot, 0}), uring::encode({Op::cancel, shard_slot, 0}));
 }
 
 template <typename Backend>
@@ -108,17 +99,18 @@ bool Shard<Backend>::setup() {
   config.recv_buffers = recv_buffers;
   config.recv_buffer_bytes = recv_buffer_bytes;
   config.slots = options_.connections_max;
-  if (std::string e = io_.init(config); !e.empty()) {
-    error_ = std::move(e);
-    return false;
-  }
-  counters_.syscalls.store(&io_.syscalls(), std::memory_order_release);
   // The table is reserved whole but only touched slot by slot, so resident
   // memory follows the connections really open.
-  if (std::string e = table_.init(options_.connections_max); !e.empty()) {
+  typename io::Engine<Backend, Connection>::Config engine_config;
+  engine_config.slots = options_.connections_max;
+  engine_config.enobufs_in_a_row_max = enobufs_in_a_row_max;
+  engine_config.send_mode = send_.mode;
+  engine_config.zc_report_usage = send_.zc_report_usage;
+  if (std::string e = engine_.init(config, engine_config); !e.empty()) {
     error_ = std::move(e);
     return false;
   }
+  counters_.syscalls.store(&io().syscalls(), std::memory_order_release);
   // Likewise the output blocks: reserved whole, touched as lent, and the
   // warmest reused first.
   const std::uint32_t blocks = options_.output_blocks == 0 ? options_.connections_max
@@ -142,7 +134,6 @@ bool Shard<Backend>::setup() {
   spill_ = static_cast<char*>(spill);
   spill_free_.reserve(spill_blocks);
   for (std::uint32_t b = spill_blocks; b > 0; --b) spill_free_.push_back(b - 1);
-  dirty_.reserve(options_.connections_max);
   pending_fds_.reserve(pending_accepts_max);
   app_ = std::make_unique<App>(app_config_, cors_, counters_);
   now_ms_ = monotonic_ms();
@@ -156,7 +147,7 @@ bool Shard<Backend>::setup() {
 }
 
 template <typename Backend>
-void Shard<Backend>::run() { uring::run_batches(io_, *this); }
+void Shard<Backend>::run() { engine_.run(*this); }
 
 template <typename Backend>
 bool Shard<Backend>::done() const { return stopping_ && open_count_ == 0 && !accept_armed_; }
@@ -186,25 +177,25 @@ void Shard<Backend>::dispatch(const uring::Completion& c) {
     assert(false && "unknown shard-level completion");
     return;
   }
-  Connection* found = table_.find(t);
+  Connection* found = engine_.find(t);
   if (found == nullptr || found->state == ConnState::free) {
     // Cannot happen while slots are freed only at zero in-flight operations;
     // counted so a test can prove it stays zero, and a buffer is not leaked.
     counters_.stale_completions.add();
-    if (t.op == Op::recv) io_.give_back_flags(c.flags);
+    if (t.op == Op::recv) io().give_back_flags(c.flags);
     return;
   }
   Connection& conn = *found;
   switch (t.op) {
-    case Op::recv: return on_recv(conn, c.res, c.flags);
+    case Op::recv: return on_recv(conn, c);
     case Op::send:
       // A zero-copy send completes twice under the same tag: its result,
       // then (when the result says IORING_CQE_F_MORE) its notification.
-      if ((c.flags & IORING_CQE_F_NOTIF) != 0) return on_send_notification(conn, c.res);
-      return on_send(conn, c.res, c.flags);
-    case Op::shutdown: return on_shutdown(conn, c.res);
+      if ((c.flags & IORING_CQE_F_NOTIF) != 0) return on_send_notification(conn, c);
+      return on_send(conn, c);
+    case Op::shutdown: return on_shutdown(conn, c);
     case Op::cancel:
-      conn.inflight.done();
+      counters_.cancellations.add(engine_.on_cancel(conn, c));
       return maybe_release(conn);
     default: break;
   }
@@ -218,11 +209,11 @@ void Shard<Backend>::after_batch() {
   if (db_) db_->after_batch();
   // Cork: everything the batch's receives produced leaves now, one send per
   // connection.
-  dirty_.drain(table_, [this](Connection& conn) {
+  engine_.drain_dirty([this](Connection& conn) {
     if (conn.state == ConnState::free) return;
     // A paused connection is re-armed when it resumes (resume_input), not
     // here: a receive armed while paused would fill its held share.
-    if (conn.rearm_recv && wants_receive(conn)) arm_recv(conn);
+    if (engine_.rearm_due(conn) && wants_receive(conn)) arm_recv(conn);
     if (conn.output_granted) {
       conn.output_granted = false;
       if (conn.state == ConnState::open && conn.input_paused && can_take_more(conn)) resume_input(conn);
@@ -240,7 +231,7 @@ void Shard<Backend>::after_batch() {
 // handler that may still hold a reference to the slot being freed.
 template <typename Backend>
 void Shard<Backend>::open_pending() {
-  while (!pending_fds_.empty() && !table_.full()) {
+  while (!pending_fds_.empty() && !engine_.table().full()) {
     const int fd = pending_fds_.front();
     pending_fds_.erase(pending_fds_.begin());
     Connection* slot = allocate();
@@ -250,7 +241,7 @@ void Shard<Backend>::open_pending() {
 }
 
 template <typename Backend>
-void Shard<Backend>::mark_dirty(Connection& conn) { dirty_.mark(conn); }
+void Shard<Backend>::mark_dirty(Connection& conn) { engine_.mark_dirty(conn); }
 
 // ---------------------------------------------------------------------------
 // Shard-level operations.
@@ -258,7 +249,7 @@ void Shard<Backend>::mark_dirty(Connection& conn) { dirty_.mark(conn); }
 template <typename Backend>
 void Shard<Backend>::arm_accept() {
   assert(!accept_armed_);
-  io_.accept(listen_fd_, uring::encode({Op::accept, shard_slot, 0}), features_.multishot_accept);
+  io().accept(listen_fd_, uring::encode({Op::accept, shard_slot, 0}), features_.multishot_accept);
   accept_armed_ = true;
 }
 
@@ -266,12 +257,12 @@ template <typename Backend>
 void Shard<Backend>::arm_tick() {
   tick_ts_.tv_sec = 0;
   tick_ts_.tv_nsec = long(tick_ms) * 1'000'000;
-  io_.timeout(&tick_ts_, uring::encode({Op::tick, shard_slot, 0}));
+  io().timeout(&tick_ts_, uring::encode({Op::tick, shard_slot, 0}));
 }
 
 template <typename Backend>
 void Shard<Backend>::arm_wake() {
-  io_.read(wake_fd_, &wake_value_, sizeof wake_value_, uring::encode({Op::wake, shard_slot, 0}));
+  io().read(wake_fd_, &wake_value_, sizeof wake_value_, uring::encode({Op::wake, shard_slot, 0}));
 }
 
 template <typename Backend>
@@ -315,13 +306,13 @@ void Shard<Backend>::on_tick() {
   }
   wall_s_ = std::time(nullptr);
   date_.refresh(wall_s_);
-  const std::uint64_t flushes = io_.sq_full_flushes();
+  const std::uint64_t flushes = io().sq_full_flushes();
   counters_.sq_full_flushes.add(flushes - sq_full_flushes_seen_);
   sq_full_flushes_seen_ = flushes;
   if (!accept_armed_ && !stopping_ && now_ms_ >= accept_backoff_until_ms_) arm_accept();
   const bool past_stop_deadline = stopping_ && now_ms_ >= stop_deadline_ms_;
-  for (std::uint32_t i = 0; i < table_.constructed(); ++i) {
-    Connection& conn = table_[i];
+  for (std::uint32_t i = 0; i < engine_.table().constructed(); ++i) {
+    Connection& conn = engine_.table()[i];
     if (conn.state == ConnState::free) continue;
     if (past_stop_deadline) {
       abort(conn);
@@ -329,7 +320,7 @@ void Shard<Backend>::on_tick() {
     }
     // A paused connection is re-armed when it resumes (resume_input), not
     // here: a receive armed while paused would fill its held share.
-    if (conn.rearm_recv && wants_receive(conn)) arm_recv(conn);
+    if (engine_.rearm_due(conn) && wants_receive(conn)) arm_recv(conn);
     check_timeouts(conn);
   }
   if (db_) {
@@ -349,8 +340,8 @@ void Shard<Backend>::begin_stop() {
   if (accept_armed_) cancel_accept();
   for (const int fd : pending_fds_) ::close(fd);
   pending_fds_.clear();
-  for (std::uint32_t i = 0; i < table_.constructed(); ++i) {
-    Connection& conn = table_[i];
+  for (std::uint32_t i = 0; i < engine_.table().constructed(); ++i) {
+    Connection& conn = engine_.table()[i];
     if (conn.state != ConnState::open) continue;
     const bool idle = conn.output_empty() && !conn.send_inflight && !conn.parser.in_message();
     if (idle) {
@@ -368,7 +359,7 @@ void Shard<Backend>::begin_stop() {
 
 template <typename Backend>
 Connection* Shard<Backend>::allocate() {
-  Connection* slot = table_.acquire();  // with a new generation
+  Connection* slot = engine_.table().acquire();  // with a new generation
   if (slot == nullptr) return nullptr;
   Connection& conn = *slot;
   conn.shard = this;
@@ -402,20 +393,15 @@ template <typename Backend>
 void Shard<Backend>::start_connection(Connection& conn, int fd) {
   const int one = 1;
   ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-  conn.fd = fd;
+  engine_.open(conn, fd);
   // Multishot accept reports no address; one getpeername per connection
   // (not per request) gives the rate limiter its key.
   sockaddr_storage peer{};
   socklen_t peer_len = sizeof peer;
   conn.peer = ::getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &peer_len) == 0 ? client_key_of(peer) : ClientKey{};
   conn.state = ConnState::open;
-  assert(conn.inflight.none() && conn.zc_notifications_pending == 0);
-  conn.send_bytes_left = 0;
   conn.written_responses = 0;
-  conn.recv_armed = conn.send_inflight = conn.input_paused = conn.peer_eof = false;
-  conn.recv_multishot = conn.single_shot = false;
-  conn.metrics_queued = conn.rearm_recv = false;
-  conn.enobufs_in_a_row = 0;
+  conn.input_paused = conn.peer_eof = conn.single_shot = conn.metrics_queued = false;
   conn.last_activity_ms = now_ms_;
   conn.header_deadline_ms = 0;
   conn.body_start_ms = 0;

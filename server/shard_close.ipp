@@ -39,19 +39,14 @@ void Shard<Backend>::maybe_finish_drain(Connection& conn) {
   // the response before the peer reads it.
   conn.state = ConnState::lingering;
   conn.linger_deadline_ms = now_ms_ + linger_ms;
-  io_.shutdown(conn.fd, SHUT_WR, tag(Op::shutdown, conn));
-  conn.inflight.add();
+  engine_.shutdown(conn, SHUT_WR);
   if (!conn.rearm_recv && wants_receive(conn)) arm_recv(conn);
 }
 
 template <typename Backend>
-void Shard<Backend>::on_shutdown(Connection& conn, std::int32_t res) {
-  conn.inflight.done();
-  if (res < 0) {
-    // ENOTCONN: the peer reset first. Nothing else is expected.
-    assert(uring::classify(res) != uring::ErrnoClass::bug && "shutdown was refused as invalid");
-    abort(conn);
-  }
+void Shard<Backend>::on_shutdown(Connection& conn, const io::Completion& c) {
+  // ENOTCONN: the peer reset first.
+  if (engine_.on_shutdown(conn, c) < 0) abort(conn);
   maybe_release(conn);
 }
 
@@ -59,36 +54,25 @@ template <typename Backend>
 void Shard<Backend>::abort(Connection& conn) {
   if (conn.state == ConnState::closing || conn.state == ConnState::free) return;
   conn.state = ConnState::closing;
-  conn.rearm_recv = false;
-  if (conn.recv_armed) {
-    cancel(conn, Op::recv);
-    counters_.cancellations.add();
-  }
-  if (conn.send_inflight) {
-    cancel(conn, Op::send);
-    counters_.cancellations.add();
-  }
+  counters_.cancellations.add(engine_.cancel_all(conn));
   maybe_release(conn);
 }
 
 template <typename Backend>
 void Shard<Backend>::maybe_release(Connection& conn) {
-  // inflight counts pending zero-copy notifications: their bytes may still
-  // be read by the kernel until then, and some live in this slot.
-  if (conn.state != ConnState::closing || !conn.inflight.none()) return;
-  assert(conn.zc_notifications_pending == 0);
-  io_.close(conn.fd, conn.slot);
+  // Pending zero-copy notifications count as in flight: their bytes may
+  // still be read by the kernel until then, and some live in this slot.
+  if (conn.state != ConnState::closing || !engine_.closed(conn)) return;
   drop_held(conn);
   conn.written_responses = 0;
   output_pool_.stop_waiting(conn);
   return_output(conn);
-  conn.fd = -1;
   conn.state = ConnState::free;
   conn.metrics_queued = false;
   assert(open_count_ > 0);
   --open_count_;
   counters_.connections_closed.add();
-  table_.release(conn);
+  engine_.release(conn);
 }
 
 // Every state has a deadline. Lingering: the peer's FIN within linger_ms.
@@ -156,8 +140,8 @@ void Shard<Backend>::check_timeouts(Connection& conn) {
 template <typename Backend>
 bool Shard<Backend>::reclaim_idle() {
   Connection* oldest = nullptr;
-  for (std::uint32_t i = 0; i < table_.constructed(); ++i) {
-    Connection& c = table_[i];
+  for (std::uint32_t i = 0; i < engine_.table().constructed(); ++i) {
+    Connection& c = engine_.table()[i];
     const bool idle = c.state == ConnState::open && !c.parser.in_message() && c.output_empty() && !c.send_inflight &&
                       c.held_empty();
     if (idle && (oldest == nullptr || c.last_activity_ms < oldest->last_activity_ms)) oldest = &c;

@@ -53,31 +53,31 @@ using shard_detail::op_of;
 
 template <typename Backend>
 void Shard<Backend>::poll(std::uint32_t link, std::uint32_t generation, int fd, bool write) {
-  io_.poll(fd, write, uring::encode({write ? Op::db_write : Op::db_read, link, generation}));
+  io().poll(fd, write, uring::encode({write ? Op::db_write : Op::db_read, link, generation}));
 }
 
 template <typename Backend>
 void Shard<Backend>::send(std::uint32_t link, std::uint32_t generation, int fd, const char* data, std::size_t len) {
-  io_.send(fd, data, len, uring::encode({Op::db_send, link, generation}));
+  io().send(fd, data, len, uring::encode({Op::db_send, link, generation}));
 }
 
 template <typename Backend>
 void Shard<Backend>::recv(std::uint32_t link, std::uint32_t generation, int fd, char* data, std::size_t len) {
-  io_.receive_into(fd, data, len, uring::encode({Op::db_recv, link, generation}));
+  io().receive_into(fd, data, len, uring::encode({Op::db_recv, link, generation}));
 }
 
 template <typename Backend>
-void Shard<Backend>::cancel(std::uint32_t link, std::uint32_t generation, db::Io io) {
-  io_.cancel(uring::encode({op_of(io), link, generation}), uring::encode({Op::cancel, shard_slot, 0}));
+void Shard<Backend>::cancel(std::uint32_t link, std::uint32_t generation, db::Io which) {
+  io().cancel(uring::encode({op_of(which), link, generation}), uring::encode({Op::cancel, shard_slot, 0}));
 }
 
 template <typename Backend>
 void Shard<Backend>::on_result(const db::Waiter& waiter, const db::Result& result) {
-  Connection* found = table_.find(uring::decode(waiter.tag));
+  Connection* found = engine_.find(uring::decode(waiter.tag));
   // Its query keeps it in flight: the slot cannot have been released.
   assert(found != nullptr && found->state != ConnState::free);
   Connection& conn = *found;
-  conn.inflight.done();
+  engine_.unpin(conn);
   if (conn.state != ConnState::open && conn.state != ConnState::draining) {
     maybe_release(conn);  // the client left: the result is dropped, then the slot freed
     return;

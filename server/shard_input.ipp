@@ -39,16 +39,13 @@ template <typename Backend>
 void Shard<Backend>::arm_recv(Connection& conn) {
   assert(wants_receive(conn));
   assert(conn.state != ConnState::closing && conn.state != ConnState::free);
-  conn.recv_multishot = io_.receive(conn.fd, tag(Op::recv, conn), !conn.single_shot);
-  conn.recv_armed = true;
-  conn.rearm_recv = false;  // whatever asked for a re-arm is answered
-  conn.inflight.add();
+  engine_.arm_receive(conn, !conn.single_shot);
 }
 
 template <typename Backend>
 void Shard<Backend>::release_chunk(InputChunk chunk) {
   if (chunk.buffer_id >= spill_id_base) return release_spilled(chunk);
-  io_.give_back(chunk.buffer_id);
+  engine_.give_back(chunk.buffer_id);
 }
 
 // Out of line: the rare case, kept from the usual one's register saves.
@@ -70,22 +67,17 @@ bool Shard<Backend>::spill(InputChunk& chunk) {
   counters_.spill_blocks_used.set(spill_blocks - spill_free_.size());
   char* to = spill_ + std::size_t(block) * recv_buffer_bytes;
   std::memcpy(to, chunk.data, chunk.len);
-  io_.give_back(chunk.buffer_id);
+  engine_.give_back(chunk.buffer_id);
   chunk = InputChunk{to, chunk.len, spill_id_base + std::int32_t(block)};
   return true;
 }
 
 template <typename Backend>
-void Shard<Backend>::on_recv(Connection& conn, std::int32_t res, std::uint32_t flags) {
-  if ((flags & IORING_CQE_F_MORE) == 0) {
-    conn.recv_armed = false;
-    conn.inflight.done();
-  }
-  if (res > 0) {
-    counters_.bytes_received.add(std::uint64_t(res));
-    conn.enobufs_in_a_row = 0;
-    const auto received = io_.received(conn.slot, flags);
-    const InputChunk chunk{received.data, std::uint32_t(res), received.buffer_id};
+void Shard<Backend>::on_recv(Connection& conn, const io::Completion& c) {
+  const io::Received r = engine_.on_receive(conn, c);
+  if (r.kind == io::Received::Kind::data) {
+    counters_.bytes_received.add(r.len);
+    const InputChunk chunk{r.data, r.len, r.buffer_id};
     // Bytes alone are not activity: between requests only empty lines can
     // arrive without starting one, and a client trickling those must still
     // idle out. A request's start has its own deadline (header, then body);
@@ -97,7 +89,7 @@ void Shard<Backend>::on_recv(Connection& conn, std::int32_t res, std::uint32_t f
     } else {
       consume(conn, chunk);
     }
-  } else if (res == 0) {
+  } else if (r.kind == io::Received::Kind::eof) {
     // The peer finished sending. Answer what is queued, then close; what
     // it sent before its FIN and is held while input is paused is parsed
     // and answered first (resume_input drains once it is all read).
@@ -114,17 +106,12 @@ void Shard<Backend>::on_recv(Connection& conn, std::int32_t res, std::uint32_t f
     // Not an end of stream when the buffer ring ran dry (-ENOBUFS): re-armed
     // once buffers have been given back (after this batch), or on the tick
     // if it repeats. Cancelled: ours (input paused, or the connection closing).
-    if (res == -ENOBUFS) counters_.recv_no_buffers.add();
-    switch (uring::receive_failed(conn, res, enobufs_in_a_row_max)) {
-      case uring::ReceiveFailure::rearm: mark_dirty(conn); break;
-      case uring::ReceiveFailure::rearm_on_tick:
-      case uring::ReceiveFailure::cancelled: break;
-      case uring::ReceiveFailure::peer_gone: abort(conn); break;
-    }
+    if (r.res == -ENOBUFS) counters_.recv_no_buffers.add();
+    if (r.kind == io::Received::Kind::peer_gone) abort(conn);
   }
   // Re-arm a receive that ended: a single-shot one after data, and a
   // multishot one cancelled to pause input if input has since resumed.
-  const bool ended_normally = res > 0 || res == -ECANCELED;
+  const bool ended_normally = r.kind == io::Received::Kind::data || r.kind == io::Received::Kind::cancelled;
   if (ended_normally && !conn.rearm_recv && wants_receive(conn)) arm_recv(conn);
   maybe_release(conn);
 }
@@ -249,14 +236,14 @@ void Shard<Backend>::pause_input(Connection& conn) {
   // A multishot receive would go on delivering: cancel it, so the socket's
   // buffer fills and TCP pushes back on the client. A single-shot receive is
   // simply not re-armed.
-  if (conn.recv_armed && conn.recv_multishot) cancel(conn, Op::recv);
+  engine_.stop_receiving(conn);
 }
 
 template <typename Backend>
 bool Shard<Backend>::can_take_more(const Connection& conn) const {
   // Unsent output is what the send in flight has left (the queue behind it
   // is bounded by its length, and its bodies live elsewhere).
-  const bool output_backlog = conn.send_inflight && conn.send_bytes_left >= options_.output_bytes_max;
+  const bool output_backlog = conn.send_inflight && conn.send_left >= options_.output_bytes_max;
   // The next request must find room for every response it may queue.
   const bool room = Connection::responses_max - conn.output_size() >= Connection::responses_per_request_max;
   return room && !conn.metrics_queued && !output_backlog && !conn.waiting_output;

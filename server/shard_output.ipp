@@ -11,8 +11,6 @@
 #include <cassert>
 #include <cerrno>
 
-#include "core/uring/compat.hpp"
-#include "core/uring/errno_class.hpp"
 #include "server/send_batch.hpp"
 
 namespace ringhttp::server {
@@ -41,73 +39,43 @@ void Shard<Backend>::send_pending(Connection& conn) {
   conn.output->msg = msghdr{};
   conn.output->msg.msg_iov = conn.output->iov.data();
   conn.output->msg.msg_iovlen = n;
-  conn.send_bytes_left = total;
   conn.send_retires = retires;
   conn.send_stream_bytes = stream_bytes;
-  submit_send(conn);
-}
-
-// One send of what the block's msghdr cursor still covers, by the shard's send path.
-template <typename Backend>
-void Shard<Backend>::submit_send(Connection& conn) {
-  assert(!conn.send_inflight);
-  assert(conn.output->msg.msg_iovlen > 0);
   // With zc every byte the iovecs point at stays as it is until the send's
   // notification (release_written waits for it).
-  io_.send_message(conn.fd, &conn.output->msg, send_.mode, tag(Op::send, conn), send_.zc_report_usage);
-  conn.send_inflight = true;
-  conn.send_progress_ms = now_ms_;  // a new batch, or the rest of a short write
-  conn.inflight.add();
+  engine_.send_message(conn, &conn.output->msg, total);
+  conn.send_progress_ms = now_ms_;
   counters_.sends.add();
 }
 
 template <typename Backend>
-void Shard<Backend>::on_send(Connection& conn, std::int32_t res, std::uint32_t flags) {
-  assert(conn.send_inflight);
-  conn.send_inflight = false;
-  conn.inflight.done();
-  if ((flags & IORING_CQE_F_MORE) != 0) {
-    // A zero-copy send's notification is still to come, errors and cancels
-    // included: it keeps the slot (and the batch's bytes) until it arrives.
-    assert(send_.mode == SendMode::zc);
-    ++conn.zc_notifications_pending;
-    conn.inflight.add();
-  }
-  if (res < 0) {
-    // EPIPE, ECONNRESET, ... (the peer is gone), or our own cancel; a send we
-    // built wrongly is a bug, never taken for a peer that left.
-    assert(uring::classify(res) != uring::ErrnoClass::bug && "a send was refused as invalid");
+void Shard<Backend>::on_send(Connection& conn, const io::Completion& c) {
+  const io::Sent sent = engine_.on_send(conn, c);
+  if (sent.kind == io::Sent::Kind::failed) {
+    // EPIPE, ECONNRESET, ... (the peer is gone), or our own cancel.
     abort(conn);
     maybe_release(conn);
     return;
   }
-  counters_.bytes_sent.add(std::uint64_t(res));
+  counters_.bytes_sent.add(std::uint64_t(sent.res));
   conn.last_activity_ms = now_ms_;
   if (conn.state == ConnState::closing) return maybe_release(conn);
-  if (std::uint64_t(res) < conn.send_bytes_left) {
-    // Short write: resume from exactly the next unsent byte.
+  if (sent.kind == io::Sent::Kind::written) {
+    // A short write: the engine sent the rest, from exactly the next unsent
+    // byte.
     counters_.sends_short.add();
-    advance_iovecs(conn.output->msg, std::size_t(res));
-    conn.send_bytes_left -= std::uint64_t(res);
-    // A zero-copy resumption may go before the earlier part's notification:
-    // it reads the same, unchanged bytes, and the cursor moved only within
-    // iovecs the kernel consumed with the earlier SQE.
-    submit_send(conn);
+    counters_.sends.add();
+    conn.send_progress_ms = now_ms_;
     return;
   }
-  conn.send_bytes_left = 0;
   retire_sent(conn);
   after_output_progress(conn);
 }
 
 template <typename Backend>
-void Shard<Backend>::on_send_notification(Connection& conn, std::int32_t res) {
-  // The kernel posts a notification after its send's result, never before.
-  assert(conn.zc_notifications_pending > 0);
-  --conn.zc_notifications_pending;
-  conn.inflight.done();
+void Shard<Backend>::on_send_notification(Connection& conn, const io::Completion& c) {
   counters_.zc_notifications.add();
-  if ((std::uint32_t(res) & IORING_NOTIF_USAGE_ZC_COPIED) != 0) counters_.zc_copied.add();
+  if (engine_.on_send_notification(conn, c)) counters_.zc_copied.add();
   if (conn.state == ConnState::closing) return maybe_release(conn);
   release_written(conn);
   after_output_progress(conn);
@@ -155,7 +123,7 @@ template <typename Backend>
 void Shard<Backend>::maybe_return_output(Connection& conn) {
   if (conn.output == nullptr || conn.state == ConnState::closing || conn.state == ConnState::free) return;
   if (conn.state == ConnState::open && conn.parser.in_message()) return;
-  if (!conn.output->out.empty() || conn.send_inflight || conn.zc_notifications_pending > 0) return;
+  if (!conn.output->out.empty() || conn.send_inflight || conn.zc_pending > 0) return;
   assert(conn.written_responses == 0);
   return_output(conn);
 }
@@ -196,7 +164,7 @@ void Shard<Backend>::retire_sent(Connection& conn) {
 // ever pending and responses leave as soon as they are written.
 template <typename Backend>
 void Shard<Backend>::release_written(Connection& conn) {
-  if (conn.zc_notifications_pending > 0 || conn.written_responses == 0) return;
+  if (conn.zc_pending > 0 || conn.written_responses == 0) return;
   assert(conn.output != nullptr);
   for (std::uint32_t i = 0; i < conn.written_responses; ++i) {
     if (conn.output->out.front().source == BodySource::metrics) conn.metrics_queued = false;

@@ -63,7 +63,7 @@ bool Shard<Backend>::on_request(Connection& conn, const http::RequestHead& head)
   if (r.source == BodySource::deferred) {
     // A query is in flight for it: the slot stays until its result comes
     // (on_result), however the connection ends meanwhile.
-    conn.inflight.add();
+    engine_.pin(conn);
     r.close_after = !keep_alive;
     r.http10_keep_alive = http10 && keep_alive;
   } else {

@@ -989,4 +989,8 @@ int RequestParser::on_message_complete(llhttp_t* p) {
 
 std::string_view RequestHead::method_name() const { return llhttp_method_name(llhttp_method_t(llhttp_method)); }
 
+// An idle keep-alive connection carries a parser: grow it only knowingly
+// (request_parser.hpp, Buffers).
+static_assert(sizeof(RequestParser) <= 248, "the parser's own state, in every connection slot");
+
 }  // namespace ringhttp::http

@@ -325,7 +325,8 @@ class RequestParser {
 // What a request in progress keeps: its head, the request target, the kept
 // header values and a small body. Between requests the parser needs none of
 // it, so a server lends these from a pool to busy connections only (an idle
-// keep-alive connection's parser is its fields alone, about 300 bytes).
+// keep-alive connection's parser is its fields alone: 248 bytes, asserted
+// in request_parser.cpp).
 // Default-initialized: nothing here is read before a request writes it, so
 // a block's pages are touched only as far as requests reach.
 struct RequestParser::Buffers {

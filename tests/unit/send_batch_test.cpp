@@ -11,6 +11,7 @@
 #include <string>
 #include <string_view>
 
+#include "core/io/send_cursor.hpp"
 #include "server/heads.hpp"
 #include "server/stream_pattern.hpp"
 
@@ -202,7 +203,7 @@ TEST(AdvanceIovecs, every_short_write_leaves_exactly_the_rest) {
     msghdr msg{};
     msg.msg_iov = iov.data();
     msg.msg_iovlen = iov.size();
-    advance_iovecs(msg, written);
+    io::advance_iovecs(msg, written);
     EXPECT_EQ(unsent(msg), whole.substr(written)) << "after " << written << " bytes";
   }
 }
@@ -214,12 +215,12 @@ TEST(AdvanceIovecs, successive_short_writes_add_up) {
   msghdr msg{};
   msg.msg_iov = iov.data();
   msg.msg_iovlen = iov.size();
-  advance_iovecs(msg, 2);
+  io::advance_iovecs(msg, 2);
   EXPECT_EQ(unsent(msg), "cdefghij");
-  advance_iovecs(msg, 4);  // ends exactly at the boundary
+  io::advance_iovecs(msg, 4);  // ends exactly at the boundary
   EXPECT_EQ(unsent(msg), "ghij");
   EXPECT_EQ(msg.msg_iovlen, 1u);
-  advance_iovecs(msg, 3);
+  io::advance_iovecs(msg, 3);
   EXPECT_EQ(unsent(msg), "j");
 }
 

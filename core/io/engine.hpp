@@ -1,0 +1,404 @@
+#pragma once
+// The connection engine: the I/O bookkeeping a server shard and a client
+// worker both do for their connections, written once, over either backend
+// (completion.hpp). The engine owns
+//
+// - the slot table (core/uring/slot_table.hpp) and, in each slot's Link,
+//   the operations in flight: a slot's socket is closed, and the slot
+//   released, only once none is left;
+// - receive arming: one receive armed at a time, multishot or not as the
+//   owner asks, its completion turned into what the owner acts on
+//   (bytes, the peer's FIN, re-arm after the batch or on the tick, our own
+//   cancel, the peer gone);
+// - one send in flight per slot, with its cursor: a short write is resumed
+//   here from exactly the next unsent byte, so the owner hears of a send
+//   only when it is wholly written or failed; zero-copy notifications are
+//   awaited here (each keeps the slot until it arrives);
+// - cancel-all: every operation in flight cancelled, each cancel itself in
+//   flight, the slot marked closing until its last completion;
+// - the dirty list of the batch and the batch loop.
+//
+// Owners (the shard's HTTP connections, the client's load connections)
+// decide: when to receive, what to send, when to close. They never call the
+// backend for a connection's socket. What is theirs alone stays theirs: the
+// shard's listener, tick and wake, the client's pacing.
+
+#include <sys/socket.h>
+
+#include <cassert>
+#include <cerrno>
+#include <cstdint>
+#include <string>
+#include <type_traits>
+
+#include "core/io/completion.hpp"
+#include "core/io/send_cursor.hpp"
+#include "core/net/address.hpp"
+#include "core/uring/batch_loop.hpp"
+#include "core/uring/compat.hpp"
+#include "core/uring/errno_class.hpp"
+#include "core/uring/slot_table.hpp"
+#include "core/uring/user_data.hpp"
+
+namespace ringhttp::io {
+
+using uring::Op;
+
+// What the engine keeps of each slot: the owner's slot type derives from
+// it.
+struct Link {
+  std::uint32_t slot = 0;
+  std::uint32_t generation = 0;
+  int fd = -1;
+  // Completions still to come: operations in flight, and the notification
+  // of each zero-copy send whose result has arrived but not its notification.
+  uring::InFlight inflight;
+  // The send in flight: where its unsent bytes begin (a msghdr's iovecs,
+  // advanced on a short write, or a byte range) and how many are left.
+  union {
+    msghdr* send_msg = nullptr;
+    const char* send_data;
+  };
+  std::uint64_t send_left = 0;
+  std::uint32_t zc_pending = 0;       // zero-copy sends whose notification has not arrived
+  std::uint8_t enobufs_in_a_row = 0;  // -ENOBUFS receives since the last bytes
+  bool recv_armed = false;
+  bool recv_multishot = false;  // the armed receive is multishot
+  bool rearm_recv = false;      // re-arm the receive after this batch or on the tick
+  bool recv_stopping = false;   // the armed receive was cancelled: it must end
+  bool send_inflight = false;
+  bool send_is_message = false;  // the send in flight is send_message's, not send's
+  bool connecting = false;
+  bool closing = false;  // cancel_all was called: closed once nothing is in flight
+  bool dirty = false;    // on the engine's list for after this batch
+};
+static_assert(sizeof(Link) <= 48, "every connection of every shard carries a Link");
+
+// A receive's completion, as the owner acts on it.
+struct Received {
+  enum class Kind : std::uint8_t {
+    data,           // `len` bytes at `data`, in `buffer_id` (give_back when done)
+    eof,            // the peer finished sending
+    rearm,          // nothing lost (-ENOBUFS, a retryable error): re-armed after the batch
+    rearm_on_tick,  // -ENOBUFS too often in a row: re-armed on the owner's tick
+    cancelled,      // our own cancel
+    peer_gone,      // reset, or another error that ends the connection
+  };
+  Kind kind = Kind::data;
+  std::int32_t res = 0;
+  const char* data = nullptr;
+  std::uint32_t len = 0;
+  std::int32_t buffer_id = own_buffer;
+};
+
+// A send's completion, as the owner acts on it.
+struct Sent {
+  enum class Kind : std::uint8_t {
+    written,  // this part written; the engine resumed the rest (a short write)
+    done,     // the send is over: wholly written, or the slot is closing
+    failed,   // the peer is gone, or our own cancel
+  };
+  Kind kind = Kind::done;
+  std::int32_t res = 0;
+};
+
+template <typename Backend, typename Slot>
+class Engine {
+  static_assert(std::is_base_of_v<Link, Slot>, "an engine's slot derives from io::Link");
+
+ public:
+  struct Config {
+    std::uint32_t slots = 0;
+    std::uint8_t enobufs_in_a_row_max = 8;  // then the tick re-arms
+    SendMode send_mode = SendMode::sendmsg;  // send_message's
+    bool zc_report_usage = false;  // zc notifications say whether the kernel copied (6.2)
+  };
+
+  // Returns what failed, or "".
+  std::string init(const typename Backend::Config& backend, const Config& config) {
+    config_ = config;
+    if (std::string e = io_.init(backend); !e.empty()) return e;
+    if (std::string e = table_.init(config.slots); !e.empty()) return e;
+    dirty_.reserve(config.slots);
+    return {};
+  }
+
+  Backend& backend() { return io_; }
+  const Backend& backend() const { return io_; }
+  uring::SlotTable<Slot>& table() { return table_; }
+  const uring::SlotTable<Slot>& table() const { return table_; }
+
+  static std::uint64_t tag(Op op, const Slot& s) { return uring::tag(op, s); }
+
+  // The slot a completion's tag names, or nullptr when it is for an
+  // earlier use of the slot (the tag's generation is not the slot's).
+  Slot* find(const uring::Tag& t) { return table_.find(t); }
+
+  // Runs batches until `owner.done()` (core/uring/batch_loop.hpp).
+  template <typename Owner>
+  void run(Owner& owner) {
+    uring::run_batches(io_, owner);
+  }
+
+  // ---- A slot's socket.
+
+  // `s` takes socket `fd`: nothing of an earlier socket is left in flight.
+  void open(Slot& s, int fd) {
+    assert(s.inflight.none() && s.zc_pending == 0);
+    s.fd = fd;
+    s.send_left = 0;
+    s.enobufs_in_a_row = 0;
+    s.recv_armed = s.recv_multishot = s.rearm_recv = s.recv_stopping = false;
+    s.send_inflight = s.connecting = s.closing = s.send_is_message = false;
+  }
+
+  void connect(Slot& s, const net::Address& address) {
+    assert(!s.connecting && !s.closing);
+    io_.connect(s.fd, address, tag(Op::connect, s));
+    s.connecting = true;
+    s.inflight.add();
+  }
+
+  // The connect's result: 0 or -errno (a refused or unreachable peer; one
+  // built wrongly is a bug).
+  std::int32_t on_connect(Slot& s, const Completion& c) {
+    assert(s.connecting);
+    s.connecting = false;
+    s.inflight.done();
+    assert(c.res >= 0 || uring::classify(c.res) != uring::ErrnoClass::bug);
+    return c.res;
+  }
+
+  // ---- Receiving.
+
+  void arm_receive(Slot& s, bool multishot = true) {
+    assert(!s.recv_armed && !s.closing);
+    s.recv_multishot = io_.receive(s.fd, tag(Op::recv, s), multishot);
+    s.recv_armed = true;
+    s.recv_stopping = false;
+    s.rearm_recv = false;  // whatever asked for a re-arm is answered
+    s.inflight.add();
+  }
+
+  // A re-arm was asked for (-ENOBUFS, a retryable error) and none is armed:
+  // the owner arms one after the batch or on its tick, if it wants one.
+  static bool rearm_due(const Slot& s) { return s.rearm_recv && !s.recv_armed; }
+
+  Received on_receive(Slot& s, const Completion& c) {
+    if ((c.flags & IORING_CQE_F_MORE) == 0) {
+      assert(s.recv_armed);
+      s.recv_armed = false;
+      s.recv_stopping = false;
+      s.inflight.done();
+    }
+    Received r;
+    r.res = c.res;
+    if (c.res > 0) {
+      s.enobufs_in_a_row = 0;
+      const auto received = io_.received(s.slot, c.flags);
+      r.data = received.data;
+      r.len = std::uint32_t(c.res);
+      r.buffer_id = received.buffer_id;
+      return r;
+    }
+    if (c.res == 0) {
+      r.kind = Received::Kind::eof;
+      return r;
+    }
+    switch (uring::receive_failed(s, c.res, config_.enobufs_in_a_row_max)) {
+      case uring::ReceiveFailure::rearm:
+        r.kind = Received::Kind::rearm;
+        mark_dirty(s);
+        break;
+      case uring::ReceiveFailure::rearm_on_tick: r.kind = Received::Kind::rearm_on_tick; break;
+      case uring::ReceiveFailure::cancelled: r.kind = Received::Kind::cancelled; break;
+      case uring::ReceiveFailure::peer_gone: r.kind = Received::Kind::peer_gone; break;
+    }
+    if (s.closing) s.rearm_recv = false;
+    return r;
+  }
+
+  // A receive buffer the owner is done with (Received::buffer_id).
+  void give_back(std::int32_t buffer_id) { io_.give_back(buffer_id); }
+
+  // Cancels a multishot receive (the owner pauses its input); a
+  // single-shot one is simply not re-armed. The receive still completes
+  // for itself (-ECANCELED).
+  void stop_receiving(Slot& s) {
+    if (!s.recv_armed || !s.recv_multishot || s.recv_stopping) return;
+    s.recv_stopping = true;
+    cancel(s, Op::recv);
+  }
+
+  // ---- Sending: one send in flight per slot.
+
+  // Sends what `msg`'s iovecs cover, `bytes` in all, by the configured send
+  // mode. The msghdr, its iovecs and (with zc) the bytes they point at stay
+  // untouched until the send is done (and with zc, until its notification).
+  void send_message(Slot& s, msghdr* msg, std::uint64_t bytes) {
+    assert(!s.send_inflight && !s.closing && bytes > 0 && msg->msg_iovlen > 0);
+    s.send_is_message = true;
+    s.send_left = bytes;
+    s.send_msg = msg;
+    submit(s);
+  }
+
+  // Sends `len` bytes at `data`, which stay untouched until the send is done.
+  void send(Slot& s, const char* data, std::uint32_t len) {
+    assert(!s.send_inflight && !s.closing && len > 0);
+    s.send_is_message = false;
+    s.send_left = len;
+    s.send_data = data;
+    submit(s);
+  }
+
+  Sent on_send(Slot& s, const Completion& c) {
+    assert(s.send_inflight);
+    s.send_inflight = false;
+    s.inflight.done();
+    if ((c.flags & IORING_CQE_F_MORE) != 0) {
+      // A zero-copy send's notification is still to come, errors and
+      // cancels included: it keeps the slot (and the bytes) until it arrives.
+      assert(config_.send_mode == SendMode::zc && s.send_is_message);
+      ++s.zc_pending;
+      s.inflight.add();
+    }
+    if (c.res < 0) {
+      // EPIPE, ECONNRESET... (the peer is gone), or our own cancel; a send
+      // built wrongly is a bug, never taken for a peer that left.
+      assert(uring::classify(c.res) != uring::ErrnoClass::bug && "a send was refused as invalid");
+      s.send_left = 0;
+      return {Sent::Kind::failed, c.res};
+    }
+    const auto written = std::uint64_t(c.res);
+    assert(written <= s.send_left);
+    if (s.closing || written >= s.send_left) {
+      s.send_left = 0;
+      return {Sent::Kind::done, c.res};
+    }
+    // A short write: the rest, from exactly the next unsent byte. A
+    // zero-copy resumption may go before the earlier part's notification:
+    // it reads the same, unchanged bytes.
+    s.send_left -= written;
+    if (s.send_is_message) {
+      advance_iovecs(*s.send_msg, std::size_t(written));
+    } else {
+      s.send_data += written;
+    }
+    submit(s);
+    return {Sent::Kind::written, c.res};
+  }
+
+  // A zero-copy send's notification (IORING_CQE_F_NOTIF): true when the
+  // kernel copied the bytes after all.
+  bool on_send_notification(Slot& s, const Completion& c) {
+    // The kernel posts a notification after its send's result, never before.
+    assert(s.zc_pending > 0);
+    --s.zc_pending;
+    s.inflight.done();
+    return (std::uint32_t(c.res) & IORING_NOTIF_USAGE_ZC_COPIED) != 0;
+  }
+
+  // ---- Shutting down and closing.
+
+  void shutdown(Slot& s, int how) {
+    assert(!s.closing);
+    io_.shutdown(s.fd, how, tag(Op::shutdown, s));
+    s.inflight.add();
+  }
+
+  // The shutdown's result: 0, or -errno (ENOTCONN: the peer reset first).
+  std::int32_t on_shutdown(Slot& s, const Completion& c) {
+    s.inflight.done();
+    assert(c.res >= 0 || uring::classify(c.res) != uring::ErrnoClass::bug);
+    return c.res;
+  }
+
+  // Cancels every operation `s` has in flight, each cancel itself in
+  // flight, so the slot outlives them all; the cancelled operations still
+  // complete for themselves (-ECANCELED). From now on `s` is closing:
+  // nothing new is submitted for it. Returns the cancels made.
+  std::uint32_t cancel_all(Slot& s) {
+    assert(!s.closing);
+    s.closing = true;
+    s.rearm_recv = false;
+    std::uint32_t n = 0;
+    if (s.recv_armed && !s.recv_stopping) s.recv_stopping = true, cancel(s, Op::recv), ++n;
+    if (s.connecting) cancel(s, Op::connect), ++n;
+    if (s.send_inflight) cancel(s, Op::send), ++n;
+    return n;
+  }
+
+  // A cancel's own completion. io_uring can miss the operation it was aimed
+  // at (-ENOENT, -EALREADY: a multishot receive caught between two rounds
+  // of its retries), which then goes on: a paused connection's receive
+  // would fill its held input, a closing slot would never be released. So
+  // a cancel that found nothing is made again while what it was aimed at
+  // is still armed and still to be stopped. Returns the cancels made.
+  std::uint32_t on_cancel(Slot& s, const Completion& c) {
+    s.inflight.done();
+    if (c.res >= 0) return 0;
+    std::uint32_t n = 0;
+    if (s.recv_armed && s.recv_stopping) cancel(s, Op::recv), ++n;
+    if (s.closing && s.connecting) cancel(s, Op::connect), ++n;
+    if (s.closing && s.send_inflight) cancel(s, Op::send), ++n;
+    return n;
+  }
+
+  // Work outside the engine that the slot must outlive (a database query
+  // whose answer is written into it): counted as in flight until unpinned.
+  static void pin(Slot& s) { s.inflight.add(); }
+  static void unpin(Slot& s) { s.inflight.done(); }
+
+  // Closing, and nothing of it in flight any more.
+  static bool closed(const Slot& s) { return s.closing && s.inflight.none(); }
+
+  // Closes `s`'s socket once closed(s); the slot stays the owner's (the
+  // client reopens it in place).
+  void close(Slot& s) {
+    assert(closed(s) && s.zc_pending == 0);
+    io_.close(s.fd, s.slot);
+    s.fd = -1;
+    s.closing = false;
+  }
+
+  // Closes `s`'s socket and gives the slot back to the table.
+  void release(Slot& s) {
+    close(s);
+    table_.release(s);
+  }
+
+  // ---- The batch's dirty list: slots to look at after the batch.
+
+  void mark_dirty(Slot& s) { dirty_.mark(s); }
+
+  // Calls `work(slot)` for each slot marked in this batch, once each (a
+  // slot marked again by the work is worked again).
+  template <typename Work>
+  void drain_dirty(Work&& work) {
+    dirty_.drain(table_, work);
+  }
+
+ private:
+  void cancel(Slot& s, Op op) {
+    io_.cancel(tag(op, s), tag(Op::cancel, s));
+    s.inflight.add();
+  }
+
+  void submit(Slot& s) {
+    if (s.send_is_message) {
+      io_.send_message(s.fd, s.send_msg, config_.send_mode, tag(Op::send, s), config_.zc_report_usage);
+    } else {
+      io_.send(s.fd, s.send_data, std::size_t(s.send_left), tag(Op::send, s));
+    }
+    s.send_inflight = true;
+    s.inflight.add();
+  }
+
+  Config config_;
+  Backend io_;
+  uring::SlotTable<Slot> table_;
+  uring::DirtyList dirty_;
+};
+
+}  // namespace ringhttp::io
