@@ -32,6 +32,11 @@ class HeldInput {
     chunks_[head_] = chunk;
     ++count_;
   }
+  // The newest chunk, which a later arrival may be appended to.
+  Chunk& back() {
+    assert(!empty());
+    return chunks_[(head_ + count_ - 1) % Capacity];
+  }
   Chunk pop_front() {
     assert(!empty());
     const Chunk chunk = chunks_[head_];

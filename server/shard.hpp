@@ -151,6 +151,7 @@ class Shard final : public ShardBase, private db::Driver, private db::Sink {
   void hold(Connection& conn, InputChunk chunk, bool at_front);
   InputChunk unhold(Connection& conn);
   bool spill(InputChunk& chunk);
+  bool join_last_held(Connection& conn, const InputChunk& chunk);
   void drop_held(Connection& conn);
   void release_chunk(InputChunk chunk);
   [[gnu::noinline]] void release_spilled(InputChunk chunk);

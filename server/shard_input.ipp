@@ -72,6 +72,29 @@ bool Shard<Backend>::spill(InputChunk& chunk) {
   return true;
 }
 
+// Appends `chunk` to the newest held chunk when that one is in a spill
+// block with room for it (a provided buffer is first copied into one), and
+// gives `chunk`'s buffer back. False when it does not fit.
+template <typename Backend>
+bool Shard<Backend>::join_last_held(Connection& conn, const InputChunk& chunk) {
+  InputChunk& last = conn.held->chunks.back();
+  if (last.buffer_id == io::own_buffer || last.len + chunk.len > recv_buffer_bytes) return false;
+  if (last.buffer_id < spill_id_base) {
+    // A provided buffer: its bytes move to a spill block first.
+    if (!spill(last)) return false;
+    assert(conn.held_buffers > 0 && held_buffers_ > 0);
+    --conn.held_buffers;
+    --held_buffers_;
+    counters_.input_buffers_held.set(held_buffers_);
+  }
+  const char* block_end = spill_ + std::size_t(last.buffer_id - spill_id_base + 1) * recv_buffer_bytes;
+  if (last.data + last.len + chunk.len > block_end) return false;
+  std::memcpy(const_cast<char*>(last.data) + last.len, chunk.data, chunk.len);
+  last.len += chunk.len;
+  release_chunk(chunk);
+  return true;
+}
+
 template <typename Backend>
 void Shard<Backend>::on_recv(Connection& conn, const io::Completion& c) {
   const io::Received r = engine_.on_receive(conn, c);
@@ -170,6 +193,10 @@ void Shard<Backend>::hold(Connection& conn, InputChunk chunk, bool at_front) {
   const auto is_provided = [](const InputChunk& c) {
     return c.buffer_id != io::own_buffer && c.buffer_id < spill_id_base;
   };
+  // A peer that trickles its bytes is delivered them in as many small
+  // pieces: once the ring is full they join the newest held chunk, so what a
+  // connection holds is bounded by its bytes, not by its pieces.
+  if (!at_front && conn.held != nullptr && conn.held->chunks.full() && join_last_held(conn, chunk)) return;
   // Input held beyond the connection's share of provided buffers, or the
   // shard's, is copied out so the buffer serves other clients (the chunk
   // being parsed, put back at the front, included); beyond what the spill

@@ -53,5 +53,20 @@ TEST(HeldInput, push_front_on_an_empty_ring_wraps_below_zero) {
   EXPECT_TRUE(ring.empty());
 }
 
+TEST(HeldInput, back_is_the_newest_across_the_wrap_and_can_grow) {
+  Ring ring;
+  for (int i = 0; i < int(Ring::capacity) - 1; ++i) ring.push_back(i);
+  ring.pop_front();
+  ring.push_back(100);
+  ring.push_back(101);  // wraps to the array's start
+  EXPECT_TRUE(ring.full());
+  EXPECT_EQ(ring.back(), 101);
+  ring.back() += 1;  // a trickled piece joined to the newest chunk
+  while (ring.size() > 1) ring.pop_front();
+  EXPECT_EQ(ring.pop_front(), 102);
+  ring.push_front(5);
+  EXPECT_EQ(ring.back(), 5);
+}
+
 }  // namespace
 }  // namespace ringhttp::server
