@@ -118,6 +118,10 @@ class Shard final : public ShardBase, private db::Driver, private db::Sink {
   bool on_request(Connection& conn, const http::RequestHead& head) override;
 
  private:
+  // tests/unit/shard_session_test.cpp: the shard over a fake backend,
+  // driven one batch of completions at a time.
+  friend struct ShardTestAccess;
+
   // shard.ipp: the thread's set-up, the batch loop, accept, tick, stop.
   bool setup() override;
   void run() override;

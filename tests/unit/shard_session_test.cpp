@@ -1,0 +1,331 @@
+// The server's HTTP session over a fake backend: the shard as it runs,
+// handed the completions a kernel would make, one batch at a time, with no
+// socket and no ring. What it asks of the backend (receives, sends with
+// their bytes, cancels, shutdowns, closes) is recorded and checked. So
+// pause, held input, spill, backpressure and drain are tested
+// deterministically, in orders a socket test can only hope to provoke.
+
+#include <gtest/gtest.h>
+#include <liburing.h>
+#include <sched.h>
+#include <sys/eventfd.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <array>
+#include <cerrno>
+#include <cstring>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "server/shard.ipp"
+#include "server/shard_close.ipp"
+#include "server/shard_db.ipp"
+#include "server/shard_input.ipp"
+#include "server/shard_output.ipp"
+#include "server/shard_respond.ipp"
+
+namespace ringhttp::server {
+namespace {
+
+using uring::Op;
+
+// Records what the shard asks; hands out buffers the test fills.
+class FakeIo {
+ public:
+  static constexpr io::BackendKind kind = io::BackendKind::epoll;
+  static constexpr std::uint32_t buffers = 1024;  // as the shard's pool
+  static constexpr std::uint32_t buffer_bytes = 4096;
+
+  struct Config {
+    std::uint32_t recv_buffers = 0;
+    std::uint32_t recv_buffer_bytes = 0;
+    std::uint32_t slots = 0;
+  };
+  struct Received {
+    const char* data;
+    std::int32_t buffer_id;
+  };
+  struct Asked {
+    Op op = Op::none;
+    std::uint64_t tag = 0;
+    std::uint64_t target = 0;  // a cancel's
+    bool multishot = false;
+    std::string bytes;  // a send's
+  };
+
+  std::string init(const Config& config) {
+    EXPECT_EQ(config.recv_buffer_bytes, buffer_bytes);
+    memory_.resize(std::size_t(buffers) * buffer_bytes);
+    for (std::uint32_t b = buffers; b > 0; --b) free_.push_back(std::int32_t(b - 1));
+    return {};
+  }
+  void close(int fd, std::uint32_t) { closed.push_back(fd); }
+  bool receive(int, std::uint64_t tag, bool multishot) {
+    asked.push_back({Op::recv, tag, 0, multishot, {}});
+    return multishot;
+  }
+  void send(int, const char*, std::size_t, std::uint64_t) { ADD_FAILURE() << "the shard sends messages"; }
+  void send_message(int, msghdr* msg, io::SendMode, std::uint64_t tag, bool) {
+    std::string bytes;
+    for (std::size_t i = 0; i < msg->msg_iovlen; ++i) {
+      bytes.append(static_cast<const char*>(msg->msg_iov[i].iov_base), msg->msg_iov[i].iov_len);
+    }
+    asked.push_back({Op::send, tag, 0, false, bytes});
+  }
+  void cancel(std::uint64_t target, std::uint64_t tag) { asked.push_back({Op::cancel, tag, target, false, {}}); }
+  void shutdown(int, int, std::uint64_t tag) { asked.push_back({Op::shutdown, tag, 0, false, {}}); }
+  void accept(int, std::uint64_t tag, bool) { asked.push_back({Op::accept, tag, 0, true, {}}); }
+  void timeout(__kernel_timespec*, std::uint64_t) {}
+  void read(int, void*, unsigned, std::uint64_t) {}
+  void poll(int, bool, std::uint64_t) {}
+  void receive_into(int, char*, std::size_t, std::uint64_t) {}
+  void connect(int, const net::Address&, std::uint64_t) {}
+  std::uint64_t sq_full_flushes() const { return 0; }
+  Received received(std::uint32_t, std::uint32_t flags) {
+    const auto id = std::int32_t(flags >> IORING_CQE_BUFFER_SHIFT);
+    return {memory_.data() + std::size_t(id) * buffer_bytes, id};
+  }
+  void give_back(std::int32_t id) {
+    ASSERT_GE(id, 0);
+    ASSERT_LT(id, std::int32_t(buffers));
+    free_.push_back(id);
+  }
+  void give_back_flags(std::uint32_t flags) {
+    if ((flags & IORING_CQE_F_BUFFER) != 0) give_back(std::int32_t(flags >> IORING_CQE_BUFFER_SHIFT));
+  }
+  std::uint32_t submit_and_reap(std::span<io::Completion>) { return 0; }
+  std::uint32_t submit_and_reap(std::span<io::Completion>, __kernel_timespec) { return 0; }
+  const io::SyscallCounts& syscalls() const { return syscalls_; }
+  void reset_syscalls() {}
+
+  // `bytes` received into a buffer of the pool, as a receive's completion.
+  io::Completion deliver(std::uint64_t tag, std::string_view bytes, bool more) {
+    EXPECT_LE(bytes.size(), buffer_bytes);
+    EXPECT_FALSE(free_.empty());
+    const std::int32_t id = free_.back();
+    free_.pop_back();
+    std::memcpy(memory_.data() + std::size_t(id) * buffer_bytes, bytes.data(), bytes.size());
+    return {tag, std::int32_t(bytes.size()),
+            IORING_CQE_F_BUFFER | (std::uint32_t(id) << IORING_CQE_BUFFER_SHIFT) | (more ? IORING_CQE_F_MORE : 0)};
+  }
+  std::size_t buffers_free() const { return free_.size(); }
+
+  std::vector<Asked> asked;
+  std::vector<int> closed;
+
+ private:
+  std::vector<char> memory_;
+  std::vector<std::int32_t> free_;
+  io::SyscallCounts syscalls_;
+};
+
+}  // namespace
+
+// The shard's private hooks, for the tests.
+struct ShardTestAccess {
+  using S = Shard<FakeIo>;
+  static bool setup(S& s) {
+    s.wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    cpu_set_t before;
+    sched_getaffinity(0, sizeof before, &before);
+    const bool ok = s.setup();  // pins this thread: put back after
+    sched_setaffinity(0, sizeof before, &before);
+    return ok;
+  }
+  static void batch(S& s, std::span<const io::Completion> completions) {
+    s.on_wake();
+    for (const io::Completion& c : completions) s.dispatch(c);
+    s.after_batch();
+  }
+  static FakeIo& io(S& s) { return s.io(); }
+  static Connection& conn(S& s, std::uint32_t slot) { return s.engine_.table()[slot]; }
+};
+
+namespace {
+
+constexpr int client_fd = 1000;  // never a real descriptor: the fake does no I/O
+
+class ShardSession : public testing::Test {
+ protected:
+  void SetUp() override {
+    options_.cpus = {sched_getcpu()};
+    options_.shards = 1;
+    options_.output_bytes_max = 8192;
+    all_[0] = &counters_;
+    cors_ = std::make_unique<Cors>(app_config_.cors);
+    shard_ = std::make_unique<Shard<FakeIo>>(options_, app_config_, *cors_, 0, -1, uring::Features{}, SendPath{},
+                                             counters_, std::span<const ShardCounters* const>(all_));
+    ASSERT_TRUE(ShardTestAccess::setup(*shard_));
+    // A connection accepted.
+    batch({{uring::encode({Op::accept, Shard<FakeIo>::shard_slot, 0}), client_fd, IORING_CQE_F_MORE}});
+    ASSERT_EQ(counters_.connections_accepted.read(), 1u);
+    ASSERT_EQ(last().op, Op::recv);
+    recv_tag_ = last().tag;
+  }
+
+  FakeIo& io() { return ShardTestAccess::io(*shard_); }
+  Connection& conn() { return ShardTestAccess::conn(*shard_, 0); }
+  const FakeIo::Asked& last() { return io().asked.back(); }
+  void batch(std::vector<io::Completion> completions) { ShardTestAccess::batch(*shard_, completions); }
+  io::Completion deliver(std::string_view bytes, bool more = true) { return io().deliver(recv_tag_, bytes, more); }
+  std::uint64_t tag(Op op) { return uring::tag(op, conn()); }
+  // The sends asked since index `from`.
+  std::vector<std::string> sends_since(std::size_t from) {
+    std::vector<std::string> out;
+    for (std::size_t i = from; i < io().asked.size(); ++i) {
+      if (io().asked[i].op == Op::send) out.push_back(io().asked[i].bytes);
+    }
+    return out;
+  }
+  static std::size_t count(const std::string& text, std::string_view what) {
+    std::size_t n = 0;
+    for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+    return n;
+  }
+  // Completes the send in flight in full; returns what it carried.
+  std::string complete_send() {
+    EXPECT_TRUE(conn().send_inflight);
+    std::string bytes;
+    for (auto it = io().asked.rbegin(); it != io().asked.rend(); ++it) {
+      if (it->op == Op::send) {
+        bytes = it->bytes;
+        break;
+      }
+    }
+    batch({{tag(Op::send), std::int32_t(bytes.size()), 0}});
+    return bytes;
+  }
+
+  Options options_;
+  AppConfig app_config_;
+  std::unique_ptr<Cors> cors_;
+  ShardCounters counters_;
+  std::array<const ShardCounters*, 1> all_{};
+  std::unique_ptr<Shard<FakeIo>> shard_;
+  std::uint64_t recv_tag_ = 0;
+};
+
+const std::string get = "GET /plaintext HTTP/1.1\r\nHost: a\r\n\r\n";
+
+TEST_F(ShardSession, a_batch_of_requests_leaves_in_one_send) {
+  batch({deliver(get + get), deliver(get)});
+  const auto sends = sends_since(0);
+  ASSERT_EQ(sends.size(), 1u);
+  EXPECT_EQ(count(sends[0], "HTTP/1.1 200 OK\r\n"), 3u);
+  EXPECT_EQ(count(sends[0], "Hello, World!"), 3u);
+  complete_send();
+  EXPECT_EQ(io().buffers_free(), FakeIo::buffers);  // every buffer back
+  EXPECT_EQ(conn().output, nullptr);                // the idle connection lends its block back
+}
+
+TEST_F(ShardSession, a_short_write_resumes_and_reading_waits_for_the_backlog) {
+  // /stream answers with more than --output-bytes-max (8 KiB here): a send
+  // that writes little keeps the rest in flight, and a connection with
+  // that much unsent stops taking requests.
+  batch({deliver("GET /stream?bytes=65536 HTTP/1.1\r\nHost: a\r\n\r\n")});
+  ASSERT_TRUE(conn().send_inflight);
+  const std::size_t first = last().bytes.size();
+  batch({{tag(Op::send), 100, 0}});
+  EXPECT_EQ(counters_.sends_short.read(), 1u);
+  EXPECT_EQ(last().bytes.size(), first - 100);  // the rest, from the next unsent byte
+  // Of the requests pipelined behind it, the first is parsed and input
+  // pauses after it; the next is held.
+  batch({deliver(get + get)});
+  EXPECT_TRUE(conn().input_paused);
+  EXPECT_EQ(counters_.requests.read(), 2u);
+  // Written out, the held request is answered.
+  std::size_t rounds = 0;
+  while (conn().send_inflight && counters_.requests.read() < 3 && ++rounds < 100) complete_send();
+  EXPECT_EQ(counters_.requests.read(), 3u);
+  EXPECT_FALSE(conn().input_paused);
+}
+
+TEST_F(ShardSession, a_full_queue_pauses_input_and_cancels_the_multishot_receive) {
+  std::string burst;
+  for (std::size_t i = 0; i < Connection::responses_max + 8; ++i) burst += get;
+  const std::size_t asked_before = io().asked.size();
+  batch({deliver(burst)});
+  EXPECT_TRUE(conn().input_paused);
+  EXPECT_TRUE(conn().single_shot);
+  bool cancelled = false;
+  for (std::size_t i = asked_before; i < io().asked.size(); ++i) {
+    cancelled |= io().asked[i].op == Op::cancel && io().asked[i].target == recv_tag_;
+  }
+  EXPECT_TRUE(cancelled);
+  // The receive ends for its cancel; more arrived before it did, held.
+  batch({deliver(get), {recv_tag_, -ECANCELED, 0}, {tag(Op::cancel), 0, 0}});
+  EXPECT_FALSE(conn().recv_armed);  // not re-armed while paused
+  // Room made: everything held is parsed, and a single-shot receive armed.
+  std::size_t rounds = 0;
+  while (conn().send_inflight && ++rounds < 10) complete_send();
+  EXPECT_EQ(counters_.requests.read(), Connection::responses_max + 9);
+  EXPECT_TRUE(conn().recv_armed);
+  EXPECT_FALSE(conn().recv_multishot);
+  EXPECT_EQ(counters_.input_overflow.read(), 0u);
+}
+
+TEST_F(ShardSession, a_trickle_while_paused_is_held_by_bytes_not_pieces) {
+  // Paused with the multishot receive still armed: the kernel may deliver
+  // any number of small pieces before the cancel lands.
+  std::string burst;
+  for (std::size_t i = 0; i < Connection::responses_max + 8; ++i) burst += get;
+  batch({deliver(burst)});
+  ASSERT_TRUE(conn().input_paused);
+  std::vector<io::Completion> pieces;
+  const std::string trickled = get + get + get + get + get + get;
+  for (const char c : trickled) pieces.push_back(deliver(std::string_view(&c, 1)));
+  ASSERT_GT(pieces.size(), Connection::held_chunks_max);
+  batch(pieces);
+  EXPECT_EQ(counters_.input_overflow.read(), 0u);
+  EXPECT_EQ(conn().state, ConnState::open);
+  batch({{recv_tag_, -ECANCELED, 0}, {tag(Op::cancel), 0, 0}});
+  std::size_t rounds = 0;
+  while (conn().send_inflight && ++rounds < 20) complete_send();
+  EXPECT_EQ(counters_.requests.read(), Connection::responses_max + 8 + 6);
+  EXPECT_EQ(counters_.spill_blocks_used.read(), 0u);
+}
+
+TEST_F(ShardSession, the_peers_fin_with_output_pending_drains_then_half_closes) {
+  batch({deliver(get, true)});
+  ASSERT_TRUE(conn().send_inflight);
+  batch({{recv_tag_, 0, 0}});  // FIN while the answer is in flight
+  EXPECT_EQ(conn().state, ConnState::draining);
+  complete_send();
+  // Answered: with the peer's FIN already in, the connection closes.
+  EXPECT_EQ(conn().state, ConnState::free);
+  EXPECT_EQ(io().closed, std::vector<int>{client_fd});
+}
+
+TEST_F(ShardSession, connection_close_is_answered_then_half_closed_and_lingers) {
+  batch({deliver("GET /plaintext HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n")});
+  EXPECT_EQ(conn().state, ConnState::draining);
+  complete_send();
+  EXPECT_EQ(conn().state, ConnState::lingering);
+  EXPECT_TRUE(conn().recv_armed);  // reading (and discarding) until the peer's FIN
+  bool shut = false;
+  for (const auto& a : io().asked) shut |= a.op == Op::shutdown;
+  EXPECT_TRUE(shut);
+  batch({{tag(Op::shutdown), 0, 0}, deliver("late bytes", true), {recv_tag_, 0, 0}});
+  EXPECT_EQ(conn().state, ConnState::free);
+  EXPECT_EQ(io().buffers_free(), FakeIo::buffers);
+}
+
+TEST_F(ShardSession, a_reset_with_a_send_in_flight_frees_the_slot_only_at_zero) {
+  batch({deliver(get)});
+  ASSERT_TRUE(conn().send_inflight);
+  batch({{recv_tag_, -ECONNRESET, 0}});
+  EXPECT_EQ(conn().state, ConnState::closing);
+  EXPECT_EQ(counters_.cancellations.read(), 1u);  // the send (the receive ended with the reset)
+  EXPECT_TRUE(io().closed.empty());
+  batch({{tag(Op::cancel), 0, 0}});
+  EXPECT_TRUE(io().closed.empty());  // the send has not reported yet
+  batch({{tag(Op::send), -ECANCELED, 0}});
+  EXPECT_EQ(conn().state, ConnState::free);
+  EXPECT_EQ(io().closed, std::vector<int>{client_fd});
+  EXPECT_EQ(counters_.connections_closed.read(), 1u);
+}
+
+}  // namespace
+}  // namespace ringhttp::server
