@@ -6,6 +6,7 @@
 # share) and the top functions.
 # Usage: tools/callgrind_server.sh SERVER_BINARY [PIPELINE (16)] [REQUESTS (64000)] [PATH (/plaintext)]
 # Needs build-release/client/client (tools/bench.sh builds it), or CLIENT=PATH.
+# SERVER_ARGS adds to the server's flags (--backend epoll).
 # TOP=N lists N functions (12); KEEP=FILE keeps the callgrind output there
 # (for callgrind_annotate --auto=yes, line by line in a build with -g).
 set -euo pipefail
@@ -17,7 +18,7 @@ path=${4:-/plaintext}
 out=$(mktemp -d)
 port=$((20000 + RANDOM % 20000))
 taskset -c 0 valgrind --tool=callgrind --callgrind-out-file="$out/callgrind.out" \
-  "$server" --address 127.0.0.1 --port "$port" --shards 1 --cpus 0 >"$out/server.out" 2>"$out/server.err" &
+  "$server" --address 127.0.0.1 --port "$port" --shards 1 --cpus 0 ${SERVER_ARGS:-} >"$out/server.out" 2>"$out/server.err" &
 pid=$!
 for _ in $(seq 1 150); do grep -q listening "$out/server.out" 2>/dev/null && break; sleep 0.2; done
 taskset -c 1 "${CLIENT:-build-release/client/client}" -c 16 -p "$pipeline" -n "$requests" -d 120s --cpus 1 \
