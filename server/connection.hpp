@@ -157,6 +157,9 @@ struct OutputBlock {
   // zeroed).
   OutputQueue<Connection::responses_max> out;
   std::array<iovec, Connection::iovecs_max> iov;
+  // The small pieces of the send in flight, copied one after another
+  // (send_batch.hpp): a batch of 32 small responses fits.
+  std::array<char, 16 * 1024> staging;
 };
 
 // The received chunks a paused connection holds, from a pool of its own:

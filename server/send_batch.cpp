@@ -2,20 +2,33 @@
 
 #include <algorithm>
 #include <cassert>
+#include <cstring>
 
 #include "server/stream_pattern.hpp"
 
 namespace ringhttp::server {
 
 SendBatch build_send_batch(const OutputQueue<Connection::responses_max>& out, std::size_t first,
-                           std::string_view date_line, std::span<iovec> iov) {
+                           std::string_view date_line, std::span<iovec> iov, std::span<char> staging) {
   assert(first <= out.size());
   SendBatch b;
+  std::size_t staged = 0;
   auto add = [&](const char* data, std::size_t len) {
     if (len == 0) return;
+    b.bytes += len;
+    if (len <= coalesce_bytes_max && len <= staging.size() - staged) {
+      char* to = staging.data() + staged;
+      std::memcpy(to, data, len);
+      staged += len;
+      // Joined to the iovec before when that one ends where this begins.
+      if (b.iovecs > 0 && static_cast<char*>(iov[b.iovecs - 1].iov_base) + iov[b.iovecs - 1].iov_len == to) {
+        iov[b.iovecs - 1].iov_len += len;
+        return;
+      }
+      data = to;
+    }
     assert(b.iovecs < iov.size());
     iov[b.iovecs++] = iovec{const_cast<char*>(data), len};
-    b.bytes += len;
   };
   for (std::size_t i = first; i < out.size(); ++i) {
     const PendingResponse& r = out.at(i);

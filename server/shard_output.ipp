@@ -34,7 +34,8 @@ void Shard<Backend>::flush(Connection& conn) {
 template <typename Backend>
 void Shard<Backend>::send_pending(Connection& conn) {
   const auto [n, total, retires, stream_bytes] =
-      build_send_batch(conn.output->out, conn.written_responses, date_.line(), conn.output->iov);
+      build_send_batch(conn.output->out, conn.written_responses, date_.line(), conn.output->iov,
+                       send_.mode == SendMode::zc ? std::span<char>() : std::span<char>(conn.output->staging));
   if (total == 0) return;  // the first unsent response waits for a database result
   conn.output->msg = msghdr{};
   conn.output->msg.msg_iov = conn.output->iov.data();

@@ -65,6 +65,16 @@ Batch build(const Queue& out, std::size_t first = 0) {
   return b;
 }
 
+// With a staging area, as the shard builds every send but a zero-copy one.
+struct StagedBatch : Batch {
+  std::array<char, 16 * 1024> staging{};
+};
+StagedBatch build_staged(const Queue& out, std::size_t staging_bytes = 16 * 1024) {
+  StagedBatch b;
+  b.result = build_send_batch(out, 0, date, b.iov, std::span<char>(b.staging).first(staging_bytes));
+  return b;
+}
+
 // Zero-copy sends keep written responses queued until their notification:
 // the next batch starts after them and sends none of their bytes again.
 TEST(SendBatch, written_responses_at_the_front_are_not_sent_again) {
@@ -222,6 +232,48 @@ TEST(AdvanceIovecs, successive_short_writes_add_up) {
   EXPECT_EQ(msg.msg_iovlen, 1u);
   io::advance_iovecs(msg, 3);
   EXPECT_EQ(unsent(msg), "j");
+}
+
+// Small pieces are copied one after another into the staging area: the
+// same bytes in one iovec instead of four per response.
+TEST(SendBatch, small_pieces_are_staged_into_one_iovec) {
+  Queue out;
+  for (int i = 0; i < 16; ++i) push_plaintext(out);
+  const Batch plain = build(out);
+  const StagedBatch staged = build_staged(out);
+  EXPECT_EQ(plain.result.iovecs, 16u * 4);
+  EXPECT_EQ(staged.result.iovecs, 1u);
+  EXPECT_EQ(staged.bytes(), plain.bytes());
+  EXPECT_EQ(staged.result.bytes, plain.result.bytes);
+  EXPECT_EQ(staged.result.retires, 16u);
+}
+
+// A large piece (a stream's chunk) is sent from where it lives; the small
+// pieces around it are staged.
+TEST(SendBatch, a_large_piece_keeps_its_own_iovec_between_staged_ones) {
+  Queue out;
+  push_plaintext(out);
+  push_stream(out, 0, 100'000);
+  const Batch plain = build(out);
+  const StagedBatch staged = build_staged(out);
+  EXPECT_EQ(staged.bytes(), plain.bytes());
+  // The plaintext response and the stream's head and tail in one staged
+  // iovec, then the stream's chunks as they are.
+  ASSERT_GE(staged.result.iovecs, 2u);
+  EXPECT_GE(static_cast<const char*>(staged.iov[0].iov_base), staged.staging.data());
+  EXPECT_LT(static_cast<const char*>(staged.iov[0].iov_base), staged.staging.data() + staged.staging.size());
+  EXPECT_EQ(staged.iov[1].iov_base, plain.iov[plain.result.iovecs - staged.result.iovecs + 1].iov_base);
+}
+
+// When the staging area is full, the rest is sent from where it lives.
+TEST(SendBatch, a_full_staging_area_leaves_the_rest_in_place) {
+  Queue out;
+  for (int i = 0; i < 8; ++i) push_plaintext(out);
+  const Batch plain = build(out);
+  const StagedBatch staged = build_staged(out, 200);  // one response and a bit
+  EXPECT_EQ(staged.bytes(), plain.bytes());
+  EXPECT_GT(staged.result.iovecs, 1u);
+  EXPECT_LT(staged.result.iovecs, plain.result.iovecs);
 }
 
 }  // namespace
