@@ -424,10 +424,16 @@ int run(const Options& options) {
     }
   }
 
-  // Only for a person watching: never in a pipe, a file or a CI log.
   // Without warm-up (-n), the window opens now that every worker is set up:
-  // ring creation and the first connects are not part of it.
-  const std::uint64_t window_start_ns = std::max(timeline.measure_ns, monotonic_ns());
+  // ring creation and the first connects are not part of it. In rate mode
+  // it opens where the schedule does, whatever the set-up took: requests
+  // due meanwhile leave late, are timed from when they were due, and the
+  // window holds them all, so the rate over it is never above the rate
+  // asked for (two processes with --start-at line up to the schedule's
+  // start, not to their own set-up).
+  const std::uint64_t window_start_ns =
+      options.rate > 0 ? timeline.measure_ns : std::max(timeline.measure_ns, monotonic_ns());
+  // Only for a person watching: never in a pipe, a file or a CI log.
   Progress progress(::isatty(STDERR_FILENO) == 1 && ::isatty(STDOUT_FILENO) == 1);
   if (wait_for_signal_until(stop_signals, timeline.measure_ns)) {
     for (auto& w : workers) w->request_stop();
