@@ -1,7 +1,7 @@
 // The connection engine's bookkeeping (core/io/engine.hpp) over a fake
-// backend that records each operation asked of it: the tests hand the
-// engine the completions a kernel would make, in the orders a kernel may
-// make them, with no socket and no ring.
+// backend that records each operation asked of it (fake_backend.hpp): the
+// tests hand the engine the completions a kernel would make, in the orders
+// a kernel may make them, with no socket and no ring.
 
 #include "core/io/engine.hpp"
 
@@ -16,56 +16,12 @@
 #include <vector>
 
 #include "core/uring/compat.hpp"
+#include "tests/unit/fake_backend.hpp"
 
 namespace ringhttp::io {
 namespace {
 
-struct FakeBackend {
-  static constexpr BackendKind kind = BackendKind::uring;
-  struct Config {};
-
-  struct Asked {
-    Op op = Op::none;       // what was asked: recv, send, connect, shutdown, cancel; none for close
-    std::uint64_t tag = 0;  // the operation's user_data
-    std::uint64_t target = 0;  // a cancel's
-    bool multishot = false;
-    std::string bytes;  // a send's
-  };
-  std::vector<Asked> asked;
-  std::vector<std::int32_t> given_back;
-  std::vector<int> closed;
-  std::array<char, 64> buffer{};
-  bool multishot_supported = true;
-
-  std::string init(const Config&) { return {}; }
-  bool receive(int, std::uint64_t tag, bool multishot) {
-    asked.push_back({Op::recv, tag, 0, multishot && multishot_supported, {}});
-    return multishot && multishot_supported;
-  }
-  struct Received {
-    const char* data;
-    std::int32_t buffer_id;
-  };
-  Received received(std::uint32_t, std::uint32_t flags) {
-    return {buffer.data(), std::int32_t(flags >> IORING_CQE_BUFFER_SHIFT)};
-  }
-  void give_back(std::int32_t id) { given_back.push_back(id); }
-  void connect(int, const net::Address&, std::uint64_t tag) { asked.push_back({Op::connect, tag, 0, false, {}}); }
-  void send(int, const char* data, std::size_t len, std::uint64_t tag) {
-    asked.push_back({Op::send, tag, 0, false, std::string(data, len)});
-  }
-  void send_message(int, msghdr* msg, SendMode, std::uint64_t tag, bool) {
-    std::string bytes;
-    for (std::size_t i = 0; i < msg->msg_iovlen; ++i) {
-      bytes.append(static_cast<const char*>(msg->msg_iov[i].iov_base), msg->msg_iov[i].iov_len);
-    }
-    asked.push_back({Op::send, tag, 0, false, bytes});
-  }
-  void shutdown(int, int, std::uint64_t tag) { asked.push_back({Op::shutdown, tag, 0, false, {}}); }
-  void cancel(std::uint64_t target, std::uint64_t tag) { asked.push_back({Op::cancel, tag, target, false, {}}); }
-  void close(int fd, std::uint32_t) { closed.push_back(fd); }
-  std::uint32_t submit_and_reap(std::span<Completion>) { return 0; }
-};
+using FakeBackend = testing_support::FakeIo;
 
 struct Slot : Link {};
 
