@@ -8,6 +8,7 @@
 // late completion can never touch the next socket of the same slot.
 
 #include <cstdint>
+#include <memory>
 
 #include "client/pacing.hpp"
 #include "core/http/response_parser.hpp"
@@ -58,8 +59,23 @@ struct Connection final : io::Link, http::ResponseEvents {
   http::ResponseParser parser;
   // https: the connection's TLS, between the socket and the parser. With
   // it, send_offset counts the batch's bytes handed to it for encryption,
-  // and the send in flight carries its ciphertext.
+  // and the send in flight carries ciphertext from the output area.
   tls::Session tls;
+  // https: the session's network side. `wire.out` is the output area
+  // (Worker::tls_out_bytes, allocated with the slot): OpenSSL appends
+  // ciphertext to it, and the send in flight carries its first
+  // `tls_sending` bytes, which stay put until that send is done. `wire.in`
+  // lends a receive's bytes to the session for the length of its reads.
+  tls::Wire wire;
+  std::unique_ptr<char[]> tls_out;
+  std::uint32_t tls_sending = 0;
+  // Received ciphertext the session could not read yet: reading stopped
+  // for room in the output area (to answer a key update, say). It is read
+  // once the area's send is done; what arrives meanwhile queues behind it.
+  // Allocated on first need (Worker::tls_held_bytes_max) and kept.
+  std::unique_ptr<char[]> tls_held;
+  std::uint32_t tls_held_len = 0;
+  bool tls_held_eof = false;  // the peer's FIN arrived behind held ciphertext
 
   void on_response(const http::ResponseHead& head) override;
 };

@@ -108,25 +108,35 @@ std::string check_tls(const Options& options, const net::Address& address) {
   tls::Session session;
   std::string result;
   if (!context->start(session, options.target.host, error)) result = failed + error;
+  // The session writes each flight here, and reads from `input`.
+  std::vector<char> out(tls::wire_out_record_bytes);
+  char input[16 * 1024];
+  tls::Wire wire;
+  wire.out = out.data();
+  wire.out_cap = out.size();
   while (result.empty()) {
-    const tls::Session::Status status = session.handshake();
-    for (std::string_view out = session.pending_ciphertext(); !out.empty(); out = session.pending_ciphertext()) {
+    const tls::Session::Status status = session.handshake(wire);
+    const bool wrote = wire.out_len > 0;
+    for (std::size_t offset = 0; offset < wire.out_len;) {
       ssize_t sent = 0;
       do {
-        sent = ::send(fd, out.data(), out.size(), MSG_NOSIGNAL);
+        sent = ::send(fd, wire.out + offset, wire.out_len - offset, MSG_NOSIGNAL);
       } while (sent < 0 && errno == EINTR);
       if (sent <= 0) {
         result = failed + "send: " + std::strerror(errno);
         break;
       }
-      session.consume_ciphertext(std::size_t(sent));
+      offset += std::size_t(sent);
     }
+    wire.out_len = 0;
     if (!result.empty() || status == tls::Session::Status::done) break;
     if (status != tls::Session::Status::want_io) {
       result = failed + session.error_reason();
       break;
     }
-    char input[16 * 1024];
+    // A call that wrote may have stopped for room, which the send has made:
+    // call again before waiting for the server, as when input is left.
+    if (wrote || wire.in_len > 0) continue;
     ssize_t n = 0;
     do {
       n = ::recv(fd, input, sizeof input, 0);
@@ -137,7 +147,8 @@ std::string check_tls(const Options& options, const net::Address& address) {
                                                   : std::string(std::strerror(errno)));
       break;
     }
-    if (session.put_ciphertext(input, std::size_t(n)) != std::size_t(n)) result = failed + "too much data at once";
+    wire.in = input;
+    wire.in_len = std::size_t(n);
   }
   ::close(fd);
   return result;

@@ -131,6 +131,12 @@ bool Worker<Backend>::setup() {
     conn.worker = this;
     conn.global_index = plan_.first_global_connection + i;
     conn.address_index = plan_.first_address;
+    if (tls_ != nullptr) {
+      // Not zeroed: pages the connection never writes to cost nothing.
+      conn.tls_out = std::make_unique_for_overwrite<char[]>(tls_out_bytes);
+      conn.wire.out = conn.tls_out.get();
+      conn.wire.out_cap = tls_out_bytes;
+    }
     // With -p, batches are paced (options checked that rate / pipeline is
     // whole): each slot of the schedule carries -p requests.
     if (options_.rate > 0)
@@ -346,7 +352,7 @@ void Worker<Backend>::on_connect(Connection& conn, const io::Completion& c) {
   if (!tls_->start(conn.tls, options_.target.host, error)) return handshake_failed(conn, error);
   conn.state = ConnState::handshake;
   arm_recv(conn);
-  advance_handshake(conn);
+  start_handshake(conn);
 }
 
 template <typename Backend>
@@ -359,29 +365,31 @@ void Worker<Backend>::become_open(Connection& conn) {
   conn.parser.reset(config);
 }
 
+// The ClientHello goes out; reads drive the rest of the handshake.
 template <typename Backend>
-void Worker<Backend>::advance_handshake(Connection& conn) {
-  switch (conn.tls.handshake()) {
-    case tls::Session::Status::done:
-      // A connection is made once its handshake is done.
-      connect_failures_in_a_row_ = 0;
-      conn.connect_failed = false;
-      if (measuring_ && !stopping_) {
-        ++stats_.tls_handshakes;
-        if (conn.tls.resumed()) ++stats_.tls_resumed;
-      }
-      if (tls_protocol_.empty()) {
-        tls_protocol_ = conn.tls.protocol();
-        tls_cipher_ = conn.tls.cipher();
-      }
-      become_open(conn);
-      maybe_send(conn);  // the request leaves with the handshake's last flight
-      pump_tls(conn);
-      return;
-    case tls::Session::Status::want_io: pump_tls(conn); return;
-    case tls::Session::Status::closed:
-    case tls::Session::Status::error: return handshake_failed(conn, conn.tls.error_reason());
+void Worker<Backend>::start_handshake(Connection& conn) {
+  assert(conn.wire.out_len == 0 && conn.tls_held_len == 0);
+  if (conn.tls.handshake(conn.wire) == tls::Session::Status::error) {
+    return handshake_failed(conn, conn.tls.error_reason());
   }
+  pump_tls(conn);
+}
+
+template <typename Backend>
+void Worker<Backend>::handshake_done(Connection& conn) {
+  // A connection is made once its handshake is done.
+  connect_failures_in_a_row_ = 0;
+  conn.connect_failed = false;
+  if (measuring_ && !stopping_) {
+    ++stats_.tls_handshakes;
+    if (conn.tls.resumed()) ++stats_.tls_resumed;
+  }
+  if (tls_protocol_.empty()) {
+    tls_protocol_ = conn.tls.protocol();
+    tls_cipher_ = conn.tls.cipher();
+  }
+  become_open(conn);
+  maybe_send(conn);  // the request leaves with the handshake's last flight
 }
 
 // A handshake that fails is a tls error, retried after the connect back-off;
@@ -416,17 +424,19 @@ void Worker<Backend>::on_recv(Connection& conn, const io::Completion& c) {
     case io::Received::Kind::data:
       if (measuring_ && !stopping_) stats_.bytes_received += r.len;
       if (connected(conn)) consume(conn, r.data, r.len);
-      // The parser (and the TLS session, which copies) keeps nothing of the
-      // bytes: the buffer goes back at once.
+      // Nothing points into the buffer any more: the parser and OpenSSL
+      // copy what they keep (a record cut short), and so does the worker
+      // for ciphertext the session could not read yet. It goes back at once.
       engine_.give_back(r.buffer_id);
       // A single-shot receive (a fallback) is re-armed after each delivery.
       if (connected(conn) && !conn.recv_armed) arm_recv(conn);
       break;
     case io::Received::Kind::eof:
-      if (conn.state == ConnState::handshake) {
-        handshake_failed(conn, "the server closed the connection in the handshake");
-      } else if (conn.state == ConnState::open) {
-        on_peer_closed(conn);
+      // Behind held ciphertext, the end waits until that is read.
+      if (conn.tls_held_len > 0) {
+        conn.tls_held_eof = true;
+      } else {
+        on_eof(conn);
       }
       break;
     // Not an end of stream when the buffer ring ran dry (-ENOBUFS): the
@@ -444,33 +454,76 @@ void Worker<Backend>::on_recv(Connection& conn, const io::Completion& c) {
 template <typename Backend>
 void Worker<Backend>::consume(Connection& conn, const char* data, std::uint32_t len) {
   if (tls_ == nullptr) return consume_plaintext(conn, data, len);
-  // Ciphertext: in, then the handshake or every record decrypted to the
-  // parser; what put_ciphertext() could not take goes in after the reads.
-  while (len > 0 && connected(conn)) {
-    const std::size_t taken = conn.tls.put_ciphertext(data, len);
-    data += taken;
-    len -= std::uint32_t(taken);
-    if (conn.state == ConnState::handshake) advance_handshake(conn);
-    bool made_room = false;
-    while (conn.state == ConnState::open) {
-      std::size_t n = 0;
-      const tls::Session::Status status = conn.tls.read(plaintext_.data(), plaintext_.size(), n);
-      if (status == tls::Session::Status::done) {
-        made_room = true;
-        consume_plaintext(conn, plaintext_.data(), std::uint32_t(n));
-        continue;
-      }
-      if (status == tls::Session::Status::closed) {
-        on_peer_closed(conn);
-      } else if (status == tls::Session::Status::error) {
-        fail(conn, ErrorClass::tls);
-      }
-      break;
+  // Ciphertext behind held ciphertext must wait for it.
+  if (conn.tls_held_len > 0) return hold_ciphertext(conn, data, len);
+  // Read in place, from the receive buffer.
+  conn.wire.in = data;
+  conn.wire.in_len = len;
+  read_tls(conn);
+  const char* rest = conn.wire.in;
+  const std::size_t rest_len = conn.wire.in_len;
+  conn.wire.in = nullptr;
+  conn.wire.in_len = 0;
+  if (!connected(conn)) return;
+  pump_tls(conn);  // what reading wrote: handshake messages, a key update's answer, an alert
+  // Reading stopped for room in the area: the rest waits for its send.
+  if (rest_len > 0) hold_ciphertext(conn, rest, rest_len);
+}
+
+// https: reads the records `wire.in` holds (the handshake's first, while it
+// lasts) and hands their plaintext to the parser, until the session wants
+// more ciphertext or room in the output area, or the connection ends.
+template <typename Backend>
+void Worker<Backend>::read_tls(Connection& conn) {
+  while (connected(conn)) {
+    std::size_t n = 0;
+    const tls::Session::Status status = conn.tls.read(conn.wire, plaintext_.data(), plaintext_.size(), n);
+    // Open before the plaintext that may have come with the last flight.
+    if (conn.state == ConnState::handshake && conn.tls.handshake_done()) handshake_done(conn);
+    switch (status) {
+      case tls::Session::Status::done: consume_plaintext(conn, plaintext_.data(), std::uint32_t(n)); break;
+      case tls::Session::Status::want_io: return;
+      case tls::Session::Status::closed: return on_peer_closed(conn);
+      case tls::Session::Status::error:
+        if (conn.state == ConnState::handshake) return handshake_failed(conn, conn.tls.error_reason());
+        return fail(conn, ErrorClass::tls);
     }
-    // Sized so that it cannot happen: a receive's worth besides a whole record.
-    if (taken == 0 && !made_room && len > 0) return fail(conn, ErrorClass::tls);
   }
-  pump_tls(conn);  // what reading produced: a key update's answer, an alert
+}
+
+// https: keeps ciphertext the session cannot read yet, behind what is held
+// already, until the output area's send is done (read_held). Copied, so
+// that the receive buffer goes back to the pool at once.
+template <typename Backend>
+void Worker<Backend>::hold_ciphertext(Connection& conn, const char* data, std::size_t len) {
+  // Only room makes the session stop with ciphertext left, and room comes
+  // back when the send in flight is done.
+  assert(conn.send_inflight);
+  if (len > tls_held_bytes_max - conn.tls_held_len) return fail(conn, ErrorClass::tls);
+  // Once per slot at most, and only for a server that writes much during
+  // our reads (key updates): no connection that does not needs it.
+  if (conn.tls_held == nullptr) conn.tls_held = std::make_unique_for_overwrite<char[]>(tls_held_bytes_max);
+  std::memcpy(conn.tls_held.get() + conn.tls_held_len, data, len);
+  conn.tls_held_len += std::uint32_t(len);
+}
+
+// https: the output area's send is done, so the held ciphertext has room to
+// be read; what it still cannot read moves to the front for the next time.
+template <typename Backend>
+void Worker<Backend>::read_held(Connection& conn) {
+  conn.wire.in = conn.tls_held.get();
+  conn.wire.in_len = conn.tls_held_len;
+  read_tls(conn);
+  const std::size_t rest_len = conn.wire.in_len;
+  std::memmove(conn.tls_held.get(), conn.wire.in, rest_len);
+  conn.wire.in = nullptr;
+  conn.wire.in_len = 0;
+  if (!connected(conn)) return;  // the held bytes go with the socket (maybe_release)
+  conn.tls_held_len = std::uint32_t(rest_len);
+  if (rest_len == 0 && conn.tls_held_eof) {
+    conn.tls_held_eof = false;
+    on_eof(conn);
+  }
 }
 
 template <typename Backend>
@@ -485,6 +538,16 @@ void Worker<Backend>::consume_plaintext(Connection& conn, const char* data, std:
     return abort(conn);
   }
   maybe_send(conn);
+}
+
+// The peer's FIN, once everything received before it is read.
+template <typename Backend>
+void Worker<Backend>::on_eof(Connection& conn) {
+  if (conn.state == ConnState::handshake) {
+    handshake_failed(conn, "the server closed the connection in the handshake");
+  } else if (conn.state == ConnState::open) {
+    on_peer_closed(conn);
+  }
 }
 
 template <typename Backend>
@@ -606,23 +669,43 @@ bool Worker<Backend>::next_send_range(Connection& conn) {
   return true;
 }
 
-// https: hands the batch's plaintext to the session as far as it takes it,
-// and sends the ciphertext waiting, in place, one send at a time.
+// https: encrypts the batch's plaintext into the output area as far as it
+// has room, and sends the area. Nothing is encrypted while a send is in
+// flight: it goes when that send is done, so that reads keep their room.
 template <typename Backend>
 void Worker<Backend>::pump_tls(Connection& conn) {
   if (conn.send_inflight || !connected(conn)) return;
   if (conn.state == ConnState::open) {
     while (true) {
       if (conn.send_offset == conn.send_end && !next_send_range(conn)) break;
-      const std::size_t n = conn.tls.write(conn.send_base + conn.send_offset, conn.send_end - conn.send_offset);
+      const std::size_t n =
+          conn.tls.write(conn.wire, conn.send_base + conn.send_offset, conn.send_end - conn.send_offset);
       if (n == 0) break;
       conn.send_offset += std::uint32_t(n);
     }
   }
-  const std::string_view out = conn.tls.pending_ciphertext();
-  if (out.empty()) return;
-  // The ciphertext stays in place, in the session, until consumed as sent.
-  engine_.send(conn, out.data(), std::uint32_t(out.size()));
+  flush_tls(conn);
+}
+
+// https: sends what the output area holds, one send at a time. What the
+// session appends while it is in flight lies beyond the send's range.
+template <typename Backend>
+void Worker<Backend>::flush_tls(Connection& conn) {
+  if (conn.send_inflight || conn.wire.out_len == 0) return;
+  assert(connected(conn) && conn.tls_sending == 0);
+  conn.tls_sending = std::uint32_t(conn.wire.out_len);
+  engine_.send(conn, conn.wire.out, conn.tls_sending);
+}
+
+// https: the area's send is done: its bytes leave the area, and what was
+// appended meanwhile moves to the front (small: reads' answers and alerts).
+template <typename Backend>
+void Worker<Backend>::tls_sent(Connection& conn) {
+  assert(conn.tls_sending <= conn.wire.out_len);
+  const std::size_t appended = conn.wire.out_len - conn.tls_sending;
+  std::memmove(conn.wire.out, conn.wire.out + conn.tls_sending, appended);
+  conn.wire.out_len = appended;
+  conn.tls_sending = 0;
 }
 
 // Sends the rest of the batch's range; send_offset counts what was handed
@@ -640,10 +723,18 @@ void Worker<Backend>::on_send(Connection& conn, const io::Completion& c) {
   if (!connected(conn)) return maybe_release(conn);
   if (sent.kind == io::Sent::Kind::failed) return fail(conn, ErrorClass::write);
   if (tls_ != nullptr) {
-    // The ciphertext sent leaves the session; once the send is done, the
-    // rest, and what the batch still has to encrypt, goes next.
-    conn.tls.consume_ciphertext(std::size_t(sent.res));
+    // The engine resumes a short send; once it is done, the area has room
+    // again: for held ciphertext to be read, then for the rest of the batch.
     if (sent.kind == io::Sent::Kind::written) return;
+    tls_sent(conn);
+    if (conn.tls_held_len > 0) {
+      read_held(conn);
+    } else if (conn.state == ConnState::handshake) {
+      // A flight that stopped for room with nothing left to read goes on
+      // only when the session is called again (with no input, this costs
+      // OpenSSL one look); our flights fit the area, so this is a guard.
+      read_tls(conn);
+    }
     pump_tls(conn);
     if (!conn.send_inflight) maybe_send(conn);
     return;
@@ -689,7 +780,13 @@ template <typename Backend>
 void Worker<Backend>::maybe_release(Connection& conn) {
   if (conn.state != ConnState::closing || !engine_.closed(conn)) return;
   give_back_quota(conn);
-  conn.tls.reset();  // its buffers go with the socket
+  // The session and its bytes go with the socket; the buffers stay with
+  // the slot.
+  conn.tls.reset();
+  conn.wire.out_len = 0;
+  conn.tls_sending = 0;
+  conn.tls_held_len = 0;
+  conn.tls_held_eof = false;
   engine_.close(conn);
   conn.state = ConnState::idle;
   conn.outstanding = 0;

@@ -98,6 +98,17 @@ class Worker final : public WorkerBase {
   // completions; 512 of them cover many connections' bursts.
   static constexpr std::uint32_t recv_buffers = 512;
   static constexpr std::uint32_t recv_buffer_bytes = 16 * 1024;
+  // https: a connection's output area holds two full records, so that a
+  // batch leaves in large sends, with room left for what reads append
+  // while a send is in flight.
+  static constexpr std::uint32_t tls_out_bytes = 2 * tls::wire_out_record_bytes;
+  // https: received ciphertext held while the output area has no room for
+  // what reading it writes: the rest of a receive, and what arrives until
+  // the area's send is done. A server that sends more than this before
+  // that send is done (a flood of key updates) fails the connection as a
+  // tls error: the held bytes are bounded, and none is dropped silently.
+  static constexpr std::uint32_t tls_held_bytes_max = 4 * recv_buffer_bytes;
+  static_assert(tls_held_bytes_max >= recv_buffer_bytes, "the rest of a receive fits");
   // The loop wakes at least this often to notice timeouts and the end.
   static constexpr std::uint64_t tick_ns = 10'000'000;
   static constexpr std::uint64_t connect_backoff_ns = 10'000'000;
@@ -142,10 +153,17 @@ class Worker final : public WorkerBase {
   void on_recv(Connection& conn, const io::Completion& c);
   void consume(Connection& conn, const char* data, std::uint32_t len);
   void consume_plaintext(Connection& conn, const char* data, std::uint32_t len);
+  void on_eof(Connection& conn);
   void become_open(Connection& conn);
-  void advance_handshake(Connection& conn);
+  void start_handshake(Connection& conn);
+  void handshake_done(Connection& conn);
   void handshake_failed(Connection& conn, const std::string& reason);
+  void read_tls(Connection& conn);
+  void read_held(Connection& conn);
+  void hold_ciphertext(Connection& conn, const char* data, std::size_t len);
   void pump_tls(Connection& conn);
+  void flush_tls(Connection& conn);
+  void tls_sent(Connection& conn);
   bool next_send_range(Connection& conn);
   // A socket that reads and may send: open, or in its TLS handshake.
   static bool connected(const Connection& conn) {

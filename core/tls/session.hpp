@@ -1,19 +1,28 @@
 #pragma once
 // One connection's TLS as a pure transform: ciphertext in, plaintext out,
 // and plaintext in, ciphertext out. No socket and no ring: the caller (the
-// engine, on either backend, for server or client) moves the bytes.
+// engine's user, on either backend, server or client) moves the bytes.
 //
-// OpenSSL's network side is a BIO pair of fixed sizes, made when the
-// session starts, so nothing is allocated per operation after the
-// handshake. The caller's loop:
-//   - received bytes: put_ciphertext(), then handshake() until done, then
-//     read() until want_io (one receive may hold many records); bytes
-//     put_ciphertext() did not take are put again after those reads;
-//   - plaintext to send: write() (it may take part of it), then send
-//     pending_ciphertext() in place and consume_ciphertext() once the send
-//     has completed; ask again, since the view may be only the first part.
-// After every call, pending_ciphertext() may hold bytes to send: handshake
-// messages, a reply to the peer's key update, an alert, a close_notify.
+// The session owns no network buffer. Each call is given a Wire: the
+// received ciphertext OpenSSL may read (straight from the receive buffer
+// it arrived in) and the room it may write its ciphertext to (lent by the
+// caller, which sends it). OpenSSL sees the Wire through a BIO of our own.
+// A record split across two receives is kept inside OpenSSL (its read
+// buffer, released while empty with SSL_MODE_RELEASE_BUFFERS), so the
+// caller never holds ciphertext for it: after a call that returns want_io,
+// `wire.in` is empty or the call stopped for room in `wire.out`.
+//
+// The caller's loop:
+//   - received bytes: read() with `wire.in` over them until it stops
+//     returning done (it drives the handshake first; handshake_done() says
+//     when that is over); a done read leaves the rest of `wire.in` for the
+//     next call;
+//   - plaintext to send: write() (it takes what the room in `wire.out`
+//     allows, a record at a time), then send `wire.out`;
+//   - after every call, `wire.out` may have grown: handshake messages, a
+//     session ticket, a reply to the peer's key update, an alert, a
+//     close_notify. Send it. A call that stopped for room (want_io with
+//     `wire.in` left) is made again once the room is back.
 //
 // A Session is started by ClientContext::start or ServerContext::start and
 // may be started again for the next connection of its slot. Its state
@@ -42,23 +51,41 @@ inline constexpr std::size_t record_overhead_bytes_max = 5 + 256 + 64;
 // the record it writes and of a small record OpenSSL may put before it (a
 // KeyUpdate answering the peer's).
 inline constexpr std::size_t write_reserve_bytes = 2 * record_overhead_bytes_max;
+// Room in `wire.out` that holds one full record and what write() reserves.
+inline constexpr std::size_t wire_out_record_bytes = record_plaintext_bytes_max + write_reserve_bytes;
 
-// Received ciphertext the session holds until read() takes it: one
-// receive of 16 KiB (the client's receive buffers) and one whole record of
-// the largest size besides, so that a receive put before the previous one
-// was read out (a record split across the two) still fits whole.
-inline constexpr std::size_t input_bytes = 16 * 1024 + record_bytes_max;
-// Ciphertext waiting to be sent: two full records, so that one can be in a
-// send while write() encrypts the next.
-inline constexpr std::size_t output_bytes = 2 * (record_plaintext_bytes_max + write_reserve_bytes);
-static_assert(input_bytes >= 2 * record_plaintext_bytes_max + 2048, "a receive plus a record in progress");
-static_assert(output_bytes >= record_plaintext_bytes_max + write_reserve_bytes, "one full record fits");
+// The network side of one call. `in` is advanced past what OpenSSL read;
+// `out_len` grows by what it wrote, never past `out_cap`.
+struct Wire {
+  const char* in = nullptr;
+  std::size_t in_len = 0;
+  char* out = nullptr;
+  std::size_t out_len = 0;
+  std::size_t out_cap = 0;
+
+  std::size_t out_room() const { return out_cap - out_len; }
+};
+
+// Why a session failed, in classes a server counts.
+enum class Failure : std::uint8_t {
+  none,
+  plain_http,        // a plain HTTP request where a ClientHello belonged
+  no_protocol,       // ALPN: the client offered no protocol this side speaks
+  version,           // no TLS version both sides accept
+  no_shared_cipher,  // no cipher suite both sides accept
+  peer_alert,        // the peer sent a fatal alert
+  other,             // malformed records or messages, and the rest
+  count_,
+};
+inline constexpr std::size_t failure_kinds = std::size_t(Failure::count_);
+// "plain_http", ...: the label /metrics gives each.
+const char* failure_name(Failure failure);
 
 class Session {
  public:
   enum class Status : std::uint8_t {
     done,     // handshake(): complete; read(): `n` bytes of plaintext out
-    want_io,  // send what pending_ciphertext() holds and/or put more ciphertext, then call again
+    want_io,  // more ciphertext is needed in `wire.in`, or room in `wire.out`: then call again
     closed,   // read(): the peer's close_notify; nothing more will come
     error,    // the connection is over; error_reason() says why
   };
@@ -76,46 +103,43 @@ class Session {
   void reset();
   bool started() const { return ssl_ != nullptr; }
 
-  // Copies received ciphertext in. Returns how much was taken: less than
-  // `len` only when the input side is full; the caller keeps the rest and
-  // puts it after read() has made room.
-  std::size_t put_ciphertext(const char* data, std::size_t len);
-
   // Drives the handshake: done, want_io or error. After done, call read():
   // the same ciphertext may hold application data.
-  Status handshake();
+  Status handshake(Wire& wire);
+  bool handshake_done() const { return handshake_done_; }
 
   // Decrypts into `out` (cap > 0): done with n > 0, want_io (n = 0) when
-  // more ciphertext is needed or what pending_ciphertext() holds must be
-  // sent first, closed on the peer's close_notify, error otherwise. Call
-  // it until it stops returning done to drain what was put.
-  Status read(char* out, std::size_t cap, std::size_t& n);
+  // `wire.in` holds no whole record more or `wire.out` has no room for what
+  // OpenSSL must write (a ticket, a key update's answer), closed on the
+  // peer's close_notify, error otherwise. Before the handshake is done it
+  // drives the handshake first, as handshake() does, and goes on to read
+  // when it completes. With `cap` of record_plaintext_bytes_max at least,
+  // a done read returns a whole record, so OpenSSL keeps no plaintext.
+  Status read(Wire& wire, char* out, std::size_t cap, std::size_t& n);
 
-  // Encrypts plaintext after the handshake. Returns how much was taken: it
-  // writes only what fits the output side, so it may take less than `len`
-  // (or 0): send the pending ciphertext and write the rest then. Takes
-  // nothing once the session has failed (see failed()).
-  std::size_t write(const char* data, std::size_t len);
-
-  // Contiguous ciphertext ready to send, read in place from the output
-  // side: valid and unchanged until consume_ciphertext(). The output side
-  // is a ring, so this may be only the first part of what is pending.
-  std::string_view pending_ciphertext();
-  // `n` bytes of the view were sent; at most its size.
-  void consume_ciphertext(std::size_t n);
+  // Encrypts plaintext after the handshake, a record at a time while
+  // `wire.out` has room for one (write_reserve_bytes besides its
+  // plaintext). Returns how much was taken: it may be less than `len`, or
+  // 0: send `wire.out` and write the rest then. Takes nothing once the
+  // session has failed (see failed()).
+  std::size_t write(Wire& wire, const char* data, std::size_t len);
 
   // Queues a close_notify once the handshake is done; after it, write()
-  // must not be called. False when it could not be queued now because the
-  // output side is full: send the pending ciphertext and call it again.
-  // True (and nothing queued) before the handshake is done or after a
-  // failure, when there is nothing to close politely.
-  bool close();
+  // must not be called. False when `wire.out` has no room for it now: send
+  // and call it again. True (and nothing queued) before the handshake is
+  // done or after a failure, when there is nothing to close politely.
+  bool close(Wire& wire);
 
   bool failed() const { return failed_; }
   // Why the session failed, in words: the certificate check (with the host
   // on a name mismatch), the alert the peer sent, or OpenSSL's reason.
   // Empty when it has not failed.
   std::string error_reason() const;
+  // OpenSSL's first error at the failure (ERR_GET_REASON and ERR_GET_LIB
+  // take it apart); 0 when it has not failed or OpenSSL gave none.
+  unsigned long error_code() const { return error_; }
+  Failure failure() const;
+  bool close_queued() const { return close_queued_; }
 
   // After the handshake.
   const char* protocol() const;   // "TLSv1.3"
@@ -129,13 +153,13 @@ class Session {
   friend class ClientContext;
   friend class ServerContext;
 
-  // Replaces what the session held with a new SSL over a new BIO pair.
+  // Replaces what the session held with a new SSL over a new wire BIO.
   // False when OpenSSL runs out of memory.
   bool begin(SSL_CTX* ctx);
   Status fail();
+  Status run_handshake();
 
-  SSL* ssl_ = nullptr;
-  BIO* network_ = nullptr;   // our end of the pair; the SSL owns the other
+  SSL* ssl_ = nullptr;       // owns its BIO, which reads and writes the Wire of the call
   unsigned long error_ = 0;  // OpenSSL's first error at the failure; 0 if it gave none
   bool failed_ = false;
   bool handshake_done_ = false;

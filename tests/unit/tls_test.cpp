@@ -1,6 +1,7 @@
 // TLS as a pure transform: a client Session and a server Session talk
 // through memory, with a throwaway CA and certificates made here. No
-// socket: the test moves the ciphertext, as the engine will.
+// socket: the test lends each call its Wire and moves the ciphertext, as
+// the engine's users do.
 #include <gtest/gtest.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
@@ -10,10 +11,14 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <memory>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "core/tls/context.hpp"
 #include "core/tls/session.hpp"
@@ -124,19 +129,57 @@ const Pki& pki() {
   return made;
 }
 
-// Moves at most `limit` bytes of ciphertext from `from` to `to`, as a send
-// and a receive would, stopping early when `to` is full. Returns how many.
-std::size_t transfer(Session& from, Session& to, std::size_t limit = SIZE_MAX) {
-  std::size_t moved = 0;
-  while (moved < limit) {
-    const std::string_view pending = from.pending_ciphertext();
-    if (pending.empty()) break;
-    const std::size_t taken = to.put_ciphertext(pending.data(), std::min(pending.size(), limit - moved));
-    if (taken == 0) break;
-    from.consume_ciphertext(taken);
-    moved += taken;
+// One end of a connection as its caller keeps it: the session, the room it
+// lends for ciphertext to send (two records, as the client's output area),
+// and what was sent to this end that it has not received yet (the network).
+struct End {
+  Session session;
+  std::vector<char> area = std::vector<char>(2 * wire_out_record_bytes);
+  Wire wire;
+  std::string network;
+
+  End() {
+    wire.out = area.data();
+    wire.out_cap = area.size();
   }
-  return moved;
+  End(const End&) = delete;
+  End& operator=(const End&) = delete;
+
+  // Nothing of an earlier connection is left on the wire.
+  void restart() {
+    wire.out_len = 0;
+    network.clear();
+  }
+};
+
+// Sends at most `limit` bytes of what `from` wrote to `to`'s network, as a
+// completed send would, and takes them out of `from`'s area. Returns how
+// many.
+std::size_t send(End& from, End& to, std::size_t limit = SIZE_MAX) {
+  const std::size_t n = std::min(limit, from.wire.out_len);
+  to.network.append(from.wire.out, n);
+  std::memmove(from.wire.out, from.wire.out + n, from.wire.out_len - n);
+  from.wire.out_len -= n;
+  return n;
+}
+
+// Lends all that `end`'s network holds to `call` as one receive's
+// `wire.in`. What the session did not read stays in the network, as if
+// not received yet. Returns what `call` returns.
+template <typename Call>
+auto receive(End& end, Call call) {
+  end.wire.in = end.network.data();
+  end.wire.in_len = end.network.size();
+  const std::size_t lent = end.wire.in_len;
+  const auto result = call();
+  end.network.erase(0, lent - end.wire.in_len);
+  end.wire.in = nullptr;
+  end.wire.in_len = 0;
+  return result;
+}
+
+Status handshake_step(End& end) {
+  return receive(end, [&end] { return end.session.handshake(end.wire); });
 }
 
 struct Outcome {
@@ -144,25 +187,29 @@ struct Outcome {
   Status server = Status::want_io;
 };
 
-// Drives both handshakes, moving at most `limit` bytes each way between
+// Drives both handshakes, sending at most `limit` bytes each way between
 // calls, until nothing moves any more.
-Outcome handshake(Session& client, Session& server, std::size_t limit = SIZE_MAX) {
+Outcome handshake(End& client, End& server, std::size_t limit = SIZE_MAX) {
   Outcome out;
   for (;;) {
-    if (out.client == Status::want_io) out.client = client.handshake();
-    if (out.server == Status::want_io) out.server = server.handshake();
-    if (transfer(client, server, limit) + transfer(server, client, limit) == 0) break;
+    if (out.client == Status::want_io) out.client = handshake_step(client);
+    if (out.server == Status::want_io) out.server = handshake_step(server);
+    if (send(client, server, limit) + send(server, client, limit) == 0) break;
   }
   return out;
 }
 
-// Reads until read() stops returning done; `last` gets the status it ended with.
-std::string read_all(Session& session, Status* last = nullptr) {
+// Reads what `end` received until read() stops returning done; `last` gets
+// the status it ended with.
+std::string read_all(End& end, Status* last = nullptr) {
   std::string text;
   char buffer[4096];
-  Status status;
-  std::size_t n = 0;
-  while ((status = session.read(buffer, sizeof buffer, n)) == Status::done) text.append(buffer, n);
+  const Status status = receive(end, [&] {
+    Status s;
+    std::size_t n = 0;
+    while ((s = end.session.read(end.wire, buffer, sizeof buffer, n)) == Status::done) text.append(buffer, n);
+    return s;
+  });
   if (last != nullptr) *last = status;
   return text;
 }
@@ -170,20 +217,28 @@ std::string read_all(Session& session, Status* last = nullptr) {
 // Writes all of `text` from `from`, delivering and reading as it goes.
 // Returns what `to` read; `partial_writes` counts writes that took less
 // than what was left.
-std::string send_all(Session& from, Session& to, std::string_view text, int* partial_writes = nullptr) {
+std::string send_all(End& from, End& to, std::string_view text, int* partial_writes = nullptr) {
   std::string received;
   std::size_t offset = 0;
   while (offset < text.size()) {
-    const std::size_t taken = from.write(text.data() + offset, text.size() - offset);
+    const std::size_t taken = from.session.write(from.wire, text.data() + offset, text.size() - offset);
     if (taken < text.size() - offset && partial_writes != nullptr) ++*partial_writes;
     offset += taken;
-    const std::size_t moved = transfer(from, to);
+    const std::size_t moved = send(from, to);
     received += read_all(to);
     if (taken == 0 && moved == 0) break;  // stuck: the test fails below
   }
-  transfer(from, to);
+  send(from, to);
   received += read_all(to);
   return received;
+}
+
+// Bytes that differ from one offset to the next, so that a record out of
+// order or cut short cannot read back the same.
+std::string pattern(std::size_t size) {
+  std::string text(size, '\0');
+  for (std::size_t i = 0; i < size; ++i) text[i] = char(i * 7 + i / 4096);
+  return text;
 }
 
 std::unique_ptr<ClientContext> client_context(ClientConfig config) {
@@ -208,114 +263,286 @@ class TlsSession : public testing::Test {
     ASSERT_NE(server_ctx_, nullptr) << error;
   }
 
+  // Starts both sides of a connection to `host`.
+  void start(ClientContext& ctx, std::string_view host) {
+    std::string error;
+    client_.restart();
+    server_.restart();
+    EXPECT_TRUE(ctx.start(client_.session, host, error)) << error;
+    EXPECT_TRUE(server_ctx_->start(server_.session, error)) << error;
+  }
+
   // Starts both sides of a connection to `host` and runs the handshake.
   Outcome connect(ClientContext& ctx, std::string_view host, std::size_t limit = SIZE_MAX) {
-    std::string error;
-    EXPECT_TRUE(ctx.start(client_, host, error)) << error;
-    EXPECT_TRUE(server_ctx_->start(server_, error)) << error;
+    start(ctx, host);
     return handshake(client_, server_, limit);
   }
 
   std::unique_ptr<ServerContext> server_ctx_;
-  Session client_;
-  Session server_;
+  End client_;
+  End server_;
 };
 
 TEST_F(TlsSession, handshake_verifies_and_data_flows_both_ways) {
   auto ctx = client_context(trusting(pki().ca_file));
   const Outcome out = connect(*ctx, "localhost");
-  ASSERT_EQ(out.client, Status::done) << client_.error_reason();
-  ASSERT_EQ(out.server, Status::done) << server_.error_reason();
-  EXPECT_STREQ(client_.protocol(), "TLSv1.3");
-  EXPECT_STREQ(server_.protocol(), "TLSv1.3");
-  EXPECT_STRNE(client_.cipher(), "(NONE)");
-  EXPECT_FALSE(client_.resumed());
+  ASSERT_EQ(out.client, Status::done) << client_.session.error_reason();
+  ASSERT_EQ(out.server, Status::done) << server_.session.error_reason();
+  EXPECT_TRUE(client_.session.handshake_done());
+  EXPECT_TRUE(server_.session.handshake_done());
+  EXPECT_STREQ(client_.session.protocol(), "TLSv1.3");
+  EXPECT_STREQ(server_.session.protocol(), "TLSv1.3");
+  EXPECT_STRNE(client_.session.cipher(), "(NONE)");
+  EXPECT_FALSE(client_.session.resumed());
 
   const std::string request = "GET / HTTP/1.1\r\nHost: localhost\r\n\r\n";
   EXPECT_EQ(send_all(client_, server_, request), request);
   const std::string response = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nhi";
   EXPECT_EQ(send_all(server_, client_, response), response);
-  EXPECT_FALSE(client_.failed());
-  EXPECT_FALSE(server_.failed());
+  EXPECT_FALSE(client_.session.failed());
+  EXPECT_FALSE(server_.session.failed());
+}
+
+TEST_F(TlsSession, read_drives_the_handshake_and_goes_on_to_the_data) {
+  auto ctx = client_context(trusting(pki().ca_file));
+  start(*ctx, "localhost");
+  // Only read() on both sides, from the ClientHello on.
+  char buffer[record_plaintext_bytes_max];
+  std::size_t n = 0;
+  ASSERT_EQ(client_.session.read(client_.wire, buffer, sizeof buffer, n), Status::want_io);
+  ASSERT_GT(send(client_, server_), 0u);
+  ASSERT_EQ(receive(server_, [&] { return server_.session.read(server_.wire, buffer, sizeof buffer, n); }),
+            Status::want_io);
+  ASSERT_GT(send(server_, client_), 0u);
+  ASSERT_EQ(receive(client_, [&] { return client_.session.read(client_.wire, buffer, sizeof buffer, n); }),
+            Status::want_io);
+  EXPECT_TRUE(client_.session.handshake_done());
+  // The client's Finished and its request reach the server in one receive:
+  // the read that completes the handshake returns the request.
+  const std::string request = "GET /read HTTP/1.1\r\n\r\n";
+  ASSERT_EQ(client_.session.write(client_.wire, request.data(), request.size()), request.size());
+  send(client_, server_);
+  EXPECT_FALSE(server_.session.handshake_done());
+  ASSERT_EQ(receive(server_, [&] { return server_.session.read(server_.wire, buffer, sizeof buffer, n); }),
+            Status::done)
+      << server_.session.error_reason();
+  EXPECT_TRUE(server_.session.handshake_done());
+  EXPECT_EQ(std::string(buffer, n), request);
 }
 
 TEST_F(TlsSession, a_large_write_goes_out_in_many_partial_writes) {
   auto ctx = client_context(trusting(pki().ca_file));
   ASSERT_EQ(connect(*ctx, "localhost").client, Status::done);
-  std::string body(1 << 20, '\0');
-  for (std::size_t i = 0; i < body.size(); ++i) body[i] = char(i * 7 + i / 4096);
+  const std::string body = pattern(1 << 20);
   int partial_writes = 0;
   const std::string received = send_all(client_, server_, body, &partial_writes);
   EXPECT_EQ(received.size(), body.size());
   EXPECT_TRUE(received == body);
-  // The output side holds two records, so a mebibyte takes dozens of writes.
-  EXPECT_GE(partial_writes, int(body.size() / output_bytes));
+  // The output area holds two records, so a mebibyte takes dozens of writes.
+  EXPECT_GE(partial_writes, int(body.size() / client_.area.size()));
 }
 
 TEST_F(TlsSession, ciphertext_delivered_a_byte_at_a_time) {
   auto ctx = client_context(trusting(pki().ca_file));
   const Outcome out = connect(*ctx, "localhost", 1);
-  ASSERT_EQ(out.client, Status::done) << client_.error_reason();
-  ASSERT_EQ(out.server, Status::done) << server_.error_reason();
+  ASSERT_EQ(out.client, Status::done) << client_.session.error_reason();
+  ASSERT_EQ(out.server, Status::done) << server_.session.error_reason();
 
   const std::string request(3000, 'q');
-  ASSERT_EQ(client_.write(request.data(), request.size()), request.size());
+  ASSERT_EQ(client_.session.write(client_.wire, request.data(), request.size()), request.size());
   std::string received;
-  while (transfer(client_, server_, 1) == 1) received += read_all(server_);
+  while (send(client_, server_, 1) == 1) received += read_all(server_);
   EXPECT_EQ(received, request);
-  EXPECT_FALSE(server_.failed());
+  EXPECT_FALSE(server_.session.failed());
 }
 
-TEST_F(TlsSession, put_ciphertext_takes_only_what_fits_and_the_rest_follows) {
+TEST_F(TlsSession, one_receive_of_many_records_is_read_a_record_per_call) {
   auto ctx = client_context(trusting(pki().ca_file));
   ASSERT_EQ(connect(*ctx, "localhost").client, Status::done);
-  // Gather far more ciphertext than the client's input side holds.
-  const std::string body(200 * 1024, 'r');
-  std::string wire;
-  for (std::size_t offset = 0; offset < body.size();) {
-    offset += server_.write(body.data() + offset, body.size() - offset);
-    for (std::string_view pending; !(pending = server_.pending_ciphertext()).empty();) {
-      wire += pending;
-      server_.consume_ciphertext(pending.size());
+  // Far more ciphertext than one output area holds, in one receive.
+  const std::string body = pattern(200 * 1024);
+  for (std::size_t offset = 0; offset < body.size(); send(server_, client_)) {
+    offset += server_.session.write(server_.wire, body.data() + offset, body.size() - offset);
+  }
+  std::string received;
+  std::size_t reads = 0;
+  const Status last = receive(client_, [&] {
+    char buffer[record_plaintext_bytes_max];
+    std::size_t n = 0;
+    std::size_t left = client_.wire.in_len;
+    Status s;
+    while ((s = client_.session.read(client_.wire, buffer, sizeof buffer, n)) == Status::done) {
+      ++reads;
+      received.append(buffer, n);
+      // A read takes a record (the tickets before the first) and leaves
+      // the rest of the receive for the next call.
+      EXPECT_LT(client_.wire.in_len, left);
+      if (received.size() < body.size()) {
+        EXPECT_GT(client_.wire.in_len, 0u);
+      }
+      left = client_.wire.in_len;
     }
-  }
-  std::string received = read_all(client_);  // the server's session tickets, no data
-  EXPECT_TRUE(received.empty());
-  std::string_view rest = wire;
-  const std::size_t first = client_.put_ciphertext(rest.data(), rest.size());
-  EXPECT_EQ(first, input_bytes);
-  rest.remove_prefix(first);
-  while (!rest.empty()) {
-    received += read_all(client_);
-    const std::size_t taken = client_.put_ciphertext(rest.data(), rest.size());
-    ASSERT_GT(taken, 0u);
-    rest.remove_prefix(taken);
-  }
-  received += read_all(client_);
+    return s;
+  });
+  EXPECT_EQ(last, Status::want_io);
+  EXPECT_TRUE(client_.network.empty());
   EXPECT_TRUE(received == body);
+  EXPECT_GE(reads, body.size() / record_plaintext_bytes_max);
+}
+
+TEST_F(TlsSession, a_record_split_across_two_reads_is_read_whole_on_the_second) {
+  auto ctx = client_context(trusting(pki().ca_file));
+  ASSERT_EQ(connect(*ctx, "localhost").client, Status::done);
+  read_all(client_);  // the tickets
+  // A record of the largest size, split in its header, after it, in its
+  // body and before its last byte.
+  const std::string message = pattern(record_plaintext_bytes_max);
+  for (const int where : {0, 1, 2, 3}) {
+    SCOPED_TRACE(where);
+    ASSERT_EQ(server_.session.write(server_.wire, message.data(), message.size()), message.size());
+    const std::string record(server_.wire.out, server_.wire.out_len);
+    server_.wire.out_len = 0;
+    const std::size_t split = std::array<std::size_t, 4>{3, 5, record.size() / 2, record.size() - 1}[where];
+    // Each part arrives in a receive buffer of its own, which goes back
+    // (and is written over) as soon as the call returns.
+    std::string first = record.substr(0, split);
+    std::string second = record.substr(split);
+    char buffer[record_plaintext_bytes_max];
+    std::size_t n = 1;
+    client_.wire.in = first.data();
+    client_.wire.in_len = first.size();
+    EXPECT_EQ(client_.session.read(client_.wire, buffer, sizeof buffer, n), Status::want_io);
+    EXPECT_EQ(n, 0u);
+    EXPECT_EQ(client_.wire.in_len, 0u);  // all taken: the caller keeps none of it
+    std::fill(first.begin(), first.end(), '\xff');
+    client_.wire.in = second.data();
+    client_.wire.in_len = second.size();
+    ASSERT_EQ(client_.session.read(client_.wire, buffer, sizeof buffer, n), Status::done)
+        << client_.session.error_reason();
+    EXPECT_EQ(client_.wire.in_len, 0u);
+    EXPECT_TRUE(std::string_view(buffer, n) == message);
+    EXPECT_EQ(client_.session.read(client_.wire, buffer, sizeof buffer, n), Status::want_io);
+    client_.wire.in = nullptr;
+  }
+  EXPECT_FALSE(client_.session.failed());
+}
+
+TEST_F(TlsSession, a_write_with_too_little_room_takes_nothing_then_succeeds_once_room_is_given) {
+  auto ctx = client_context(trusting(pki().ca_file));
+  ASSERT_EQ(connect(*ctx, "localhost").client, Status::done);
+  read_all(client_);
+  const std::string request = "GET /room HTTP/1.1\r\n\r\n";
+  // Room for what write() keeps in reserve, and nothing besides.
+  char small[write_reserve_bytes];
+  Wire tight;
+  tight.out = small;
+  tight.out_cap = sizeof small;
+  EXPECT_EQ(client_.session.write(tight, request.data(), request.size()), 0u);
+  EXPECT_EQ(tight.out_len, 0u);
+  // The same in the area, behind ciphertext waiting to be sent.
+  client_.wire.out_len = client_.wire.out_cap - write_reserve_bytes;
+  EXPECT_EQ(client_.session.write(client_.wire, request.data(), request.size()), 0u);
+  EXPECT_EQ(client_.wire.out_len, client_.wire.out_cap - write_reserve_bytes);
+  client_.wire.out_len = 0;  // sent, as far as this test goes
+  EXPECT_FALSE(client_.session.failed());
+  // With room, all of it goes, and the server reads it whole: nothing was
+  // left half-written inside OpenSSL.
+  EXPECT_EQ(client_.session.write(client_.wire, request.data(), request.size()), request.size());
+  send(client_, server_);
+  Status last;
+  EXPECT_EQ(read_all(server_, &last), request);
+  EXPECT_EQ(last, Status::want_io);
+}
+
+TEST_F(TlsSession, a_read_without_room_for_what_it_writes_keeps_the_rest_of_wire_in) {
+  auto ctx = client_context(trusting(pki().ca_file));
+  start(*ctx, "localhost");
+  ASSERT_EQ(handshake_step(client_), Status::want_io);
+  send(client_, server_);
+  ASSERT_EQ(handshake_step(server_), Status::want_io);
+  send(server_, client_);
+  ASSERT_EQ(handshake_step(client_), Status::done);
+  // The client's Finished and its request, in one receive of the server's.
+  const std::string request = "GET /tight HTTP/1.1\r\n\r\n";
+  ASSERT_EQ(client_.session.write(client_.wire, request.data(), request.size()), request.size());
+  send(client_, server_);
+  // Reading the Finished ends the server's handshake, whose session
+  // tickets then need room: there is none.
+  Wire& wire = server_.wire;
+  const std::size_t cap = wire.out_cap;
+  wire.out_cap = 0;
+  wire.in = server_.network.data();
+  wire.in_len = server_.network.size();
+  char buffer[record_plaintext_bytes_max];
+  std::size_t n = 1;
+  EXPECT_EQ(server_.session.read(wire, buffer, sizeof buffer, n), Status::want_io);
+  EXPECT_EQ(n, 0u);
+  EXPECT_GT(wire.in_len, 0u);  // the request's record, for the call with room
+  EXPECT_FALSE(server_.session.failed());
+  // With room the tickets go out, and the same call reads the request.
+  wire.out_cap = cap;
+  ASSERT_EQ(server_.session.read(wire, buffer, sizeof buffer, n), Status::done) << server_.session.error_reason();
+  EXPECT_EQ(std::string(buffer, n), request);
+  EXPECT_EQ(wire.in_len, 0u);
+  EXPECT_TRUE(server_.session.handshake_done());
+  wire.in = nullptr;
+  server_.network.clear();
+  // The tickets reach the client whole.
+  ASSERT_GT(send(server_, client_), 0u);
+  Status last;
+  EXPECT_EQ(read_all(client_, &last), "");
+  EXPECT_EQ(last, Status::want_io);
+  EXPECT_TRUE(ctx->has_resumable_session());
+}
+
+TEST_F(TlsSession, a_flight_larger_than_the_room_goes_on_when_called_again_with_room) {
+  auto ctx = client_context(trusting(pki().ca_file));
+  start(*ctx, "localhost");
+  ASSERT_EQ(handshake_step(client_), Status::want_io);
+  send(client_, server_);
+  // The server's flight (its certificate and all) through room for 100
+  // bytes at a time. The call that read the ClientHello took all of it, so
+  // nothing is left in `wire.in`: only the room is waited for.
+  constexpr std::size_t room_bytes = 100;
+  server_.wire.out_cap = room_bytes;
+  Status status = handshake_step(server_);
+  EXPECT_TRUE(server_.network.empty());
+  int calls = 0;
+  while (status == Status::want_io && server_.wire.out_room() == 0 && calls < 1000) {
+    send(server_, client_);
+    status = server_.session.handshake(server_.wire);
+    ++calls;
+  }
+  EXPECT_EQ(status, Status::want_io);
+  EXPECT_GT(calls, 5);
+  send(server_, client_);
+  server_.wire.out_cap = server_.area.size();
+  ASSERT_EQ(handshake_step(client_), Status::done) << client_.session.error_reason();
+  send(client_, server_);
+  ASSERT_EQ(handshake_step(server_), Status::done) << server_.session.error_reason();
 }
 
 TEST_F(TlsSession, sni_carries_the_host_name_to_the_server) {
   auto ctx = client_context(trusting(pki().ca_file));
   ASSERT_EQ(connect(*ctx, "localhost").server, Status::done);
-  EXPECT_EQ(server_.server_name(), "localhost");
+  EXPECT_EQ(server_.session.server_name(), "localhost");
 }
 
 TEST_F(TlsSession, an_ip_literal_is_verified_and_sends_no_sni) {
   auto ctx = client_context(trusting(pki().ca_file));
   Outcome out = connect(*ctx, "127.0.0.1");
-  ASSERT_EQ(out.client, Status::done) << client_.error_reason();
-  EXPECT_EQ(server_.server_name(), "");
+  ASSERT_EQ(out.client, Status::done) << client_.session.error_reason();
+  EXPECT_EQ(server_.session.server_name(), "");
   // A bracketed IPv6 literal, as in a URL.
   out = connect(*ctx, "[::1]");
-  ASSERT_EQ(out.client, Status::done) << client_.error_reason();
-  EXPECT_EQ(server_.server_name(), "");
+  ASSERT_EQ(out.client, Status::done) << client_.session.error_reason();
+  EXPECT_EQ(server_.session.server_name(), "");
 }
 
 TEST_F(TlsSession, a_second_connection_resumes_with_the_ticket_read_after_the_first_handshake) {
   auto ctx = client_context(trusting(pki().ca_file));
   ASSERT_EQ(connect(*ctx, "localhost").client, Status::done);
-  EXPECT_FALSE(client_.resumed());
+  EXPECT_FALSE(client_.session.resumed());
   // TLS 1.3: the tickets follow the handshake and are taken by a read.
   EXPECT_FALSE(ctx->has_resumable_session());
   Status last;
@@ -325,10 +552,10 @@ TEST_F(TlsSession, a_second_connection_resumes_with_the_ticket_read_after_the_fi
 
   // The same Session objects, started again, as a connection slot's are.
   const Outcome out = connect(*ctx, "localhost");
-  ASSERT_EQ(out.client, Status::done) << client_.error_reason();
-  ASSERT_EQ(out.server, Status::done) << server_.error_reason();
-  EXPECT_TRUE(client_.resumed());
-  EXPECT_TRUE(server_.resumed());
+  ASSERT_EQ(out.client, Status::done) << client_.session.error_reason();
+  ASSERT_EQ(out.server, Status::done) << server_.session.error_reason();
+  EXPECT_TRUE(client_.session.resumed());
+  EXPECT_TRUE(server_.session.resumed());
   const std::string request = "GET /again HTTP/1.1\r\n\r\n";
   EXPECT_EQ(send_all(client_, server_, request), request);
 }
@@ -339,7 +566,7 @@ TEST_F(TlsSession, a_session_is_not_offered_to_another_host) {
   read_all(client_);
   ASSERT_TRUE(ctx->has_resumable_session());
   ASSERT_EQ(connect(*ctx, "127.0.0.1").client, Status::done);
-  EXPECT_FALSE(client_.resumed());
+  EXPECT_FALSE(client_.session.resumed());
 }
 
 TEST_F(TlsSession, resume_off_keeps_no_session) {
@@ -350,31 +577,31 @@ TEST_F(TlsSession, resume_off_keeps_no_session) {
   read_all(client_);
   EXPECT_FALSE(ctx->has_resumable_session());
   ASSERT_EQ(connect(*ctx, "localhost").client, Status::done);
-  EXPECT_FALSE(client_.resumed());
+  EXPECT_FALSE(client_.session.resumed());
 }
 
 TEST_F(TlsSession, a_certificate_from_another_ca_fails_verification) {
   auto ctx = client_context(trusting(pki().other_ca_file));
   const Outcome out = connect(*ctx, "localhost");
   ASSERT_EQ(out.client, Status::error);
-  EXPECT_TRUE(client_.failed());
-  const std::string reason = client_.error_reason();
+  EXPECT_TRUE(client_.session.failed());
+  const std::string reason = client_.session.error_reason();
   EXPECT_NE(reason.find("certificate verify failed: unable to get local issuer certificate"), std::string::npos)
       << reason;
   // The client's alert tells the server why.
   EXPECT_EQ(out.server, Status::error);
-  EXPECT_NE(server_.error_reason().find("unknown CA"), std::string::npos) << server_.error_reason();
+  EXPECT_NE(server_.session.error_reason().find("unknown CA"), std::string::npos) << server_.session.error_reason();
 }
 
 TEST_F(TlsSession, a_certificate_for_another_name_fails_verification) {
   auto ctx = client_context(trusting(pki().ca_file));
   ASSERT_EQ(connect(*ctx, "example.com").client, Status::error);
-  std::string reason = client_.error_reason();
+  std::string reason = client_.session.error_reason();
   EXPECT_NE(reason.find("hostname mismatch"), std::string::npos) << reason;
   EXPECT_NE(reason.find("example.com"), std::string::npos) << reason;
 
   ASSERT_EQ(connect(*ctx, "127.0.0.2").client, Status::error);
-  reason = client_.error_reason();
+  reason = client_.session.error_reason();
   EXPECT_NE(reason.find("IP address mismatch"), std::string::npos) << reason;
   EXPECT_NE(reason.find("127.0.0.2"), std::string::npos) << reason;
 }
@@ -384,9 +611,9 @@ TEST_F(TlsSession, verify_off_accepts_an_unknown_ca_and_another_name) {
   config.verify = false;
   auto ctx = client_context(config);
   Outcome out = connect(*ctx, "localhost");
-  EXPECT_EQ(out.client, Status::done) << client_.error_reason();
+  EXPECT_EQ(out.client, Status::done) << client_.session.error_reason();
   out = connect(*ctx, "example.com");
-  EXPECT_EQ(out.client, Status::done) << client_.error_reason();
+  EXPECT_EQ(out.client, Status::done) << client_.session.error_reason();
   const std::string request = "GET / HTTP/1.1\r\n\r\n";
   EXPECT_EQ(send_all(client_, server_, request), request);
 }
@@ -394,14 +621,14 @@ TEST_F(TlsSession, verify_off_accepts_an_unknown_ca_and_another_name) {
 TEST_F(TlsSession, alpn_selects_http11) {
   auto ctx = client_context(trusting(pki().ca_file));
   ASSERT_EQ(connect(*ctx, "localhost").client, Status::done);
-  EXPECT_EQ(client_.alpn(), "http/1.1");
-  EXPECT_EQ(server_.alpn(), "http/1.1");
+  EXPECT_EQ(client_.session.alpn(), "http/1.1");
+  EXPECT_EQ(server_.session.alpn(), "http/1.1");
 
   ClientConfig both = trusting(pki().ca_file);
   both.alpn = "h2,http/1.1";
   auto ctx_both = client_context(both);
   ASSERT_EQ(connect(*ctx_both, "localhost").client, Status::done);
-  EXPECT_EQ(client_.alpn(), "http/1.1");
+  EXPECT_EQ(client_.session.alpn(), "http/1.1");
 }
 
 TEST_F(TlsSession, no_alpn_offered_means_none_selected) {
@@ -409,8 +636,8 @@ TEST_F(TlsSession, no_alpn_offered_means_none_selected) {
   config.alpn.clear();
   auto ctx = client_context(config);
   ASSERT_EQ(connect(*ctx, "localhost").client, Status::done);
-  EXPECT_EQ(client_.alpn(), "");
-  EXPECT_EQ(server_.alpn(), "");
+  EXPECT_EQ(client_.session.alpn(), "");
+  EXPECT_EQ(server_.session.alpn(), "");
 }
 
 TEST_F(TlsSession, a_client_offering_only_h2_is_refused_with_no_application_protocol) {
@@ -420,7 +647,7 @@ TEST_F(TlsSession, a_client_offering_only_h2_is_refused_with_no_application_prot
   const Outcome out = connect(*ctx, "localhost");
   EXPECT_EQ(out.server, Status::error);
   ASSERT_EQ(out.client, Status::error);
-  const std::string reason = client_.error_reason();
+  const std::string reason = client_.session.error_reason();
   EXPECT_NE(reason.find("no application protocol"), std::string::npos) << reason;
   EXPECT_NE(reason.find("alert"), std::string::npos) << reason;
 }
@@ -428,66 +655,84 @@ TEST_F(TlsSession, a_client_offering_only_h2_is_refused_with_no_application_prot
 TEST_F(TlsSession, garbage_instead_of_a_server_hello_is_an_error_with_a_reason) {
   auto ctx = client_context(trusting(pki().ca_file));
   std::string error;
-  ASSERT_TRUE(ctx->start(client_, "localhost", error)) << error;
-  ASSERT_EQ(client_.handshake(), Status::want_io);
-  const std::string_view hello = client_.pending_ciphertext();
-  ASSERT_FALSE(hello.empty());
-  client_.consume_ciphertext(hello.size());
-  const std::string garbage = "HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n";
-  ASSERT_EQ(client_.put_ciphertext(garbage.data(), garbage.size()), garbage.size());
-  EXPECT_EQ(client_.handshake(), Status::error);
-  EXPECT_EQ(client_.handshake(), Status::error);  // and stays failed
-  const std::string reason = client_.error_reason();
+  ASSERT_TRUE(ctx->start(client_.session, "localhost", error)) << error;
+  ASSERT_EQ(client_.session.handshake(client_.wire), Status::want_io);
+  ASSERT_GT(client_.wire.out_len, 0u);  // the ClientHello
+  client_.wire.out_len = 0;
+  client_.network = "HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n";
+  EXPECT_EQ(handshake_step(client_), Status::error);
+  EXPECT_EQ(handshake_step(client_), Status::error);  // and stays failed
+  char buffer[64];
+  std::size_t n = 1;
+  EXPECT_EQ(client_.session.read(client_.wire, buffer, sizeof buffer, n), Status::error);
+  EXPECT_EQ(n, 0u);
+  const std::string reason = client_.session.error_reason();
   EXPECT_FALSE(reason.empty());
   EXPECT_EQ(reason.find("without a reason"), std::string::npos) << reason;
-  EXPECT_EQ(client_.write("x", 1), 0u);
+  EXPECT_EQ(client_.session.write(client_.wire, "x", 1), 0u);
 }
 
 TEST_F(TlsSession, plain_http_to_the_server_is_an_error_with_a_reason) {
   std::string error;
-  ASSERT_TRUE(server_ctx_->start(server_, error)) << error;
-  const std::string request = "GET / HTTP/1.1\r\nHost: localhost\r\n\r\n";
-  ASSERT_EQ(server_.put_ciphertext(request.data(), request.size()), request.size());
-  EXPECT_EQ(server_.handshake(), Status::error);
-  EXPECT_NE(server_.error_reason().find("http request"), std::string::npos) << server_.error_reason();
+  ASSERT_TRUE(server_ctx_->start(server_.session, error)) << error;
+  server_.network = "GET / HTTP/1.1\r\nHost: localhost\r\n\r\n";
+  EXPECT_EQ(handshake_step(server_), Status::error);
+  EXPECT_NE(server_.session.error_reason().find("http request"), std::string::npos) << server_.session.error_reason();
 }
 
 TEST_F(TlsSession, close_notify_reads_as_closed) {
   auto ctx = client_context(trusting(pki().ca_file));
   ASSERT_EQ(connect(*ctx, "localhost").client, Status::done);
   read_all(client_);
-  ASSERT_TRUE(client_.close());
-  ASSERT_TRUE(client_.close());  // once only
-  ASSERT_GT(transfer(client_, server_), 0u);
-  EXPECT_TRUE(client_.pending_ciphertext().empty());
+  ASSERT_TRUE(client_.session.close(client_.wire));
+  const std::size_t queued = client_.wire.out_len;
+  EXPECT_GT(queued, 0u);
+  ASSERT_TRUE(client_.session.close(client_.wire));  // once only
+  EXPECT_EQ(client_.wire.out_len, queued);
+  ASSERT_EQ(send(client_, server_), queued);
   Status last;
   EXPECT_EQ(read_all(server_, &last), "");
   EXPECT_EQ(last, Status::closed);
   EXPECT_EQ(read_all(server_, &last), "");
   EXPECT_EQ(last, Status::closed);
-  EXPECT_FALSE(server_.failed());
+  EXPECT_FALSE(server_.session.failed());
 
   // The server answers with its own, and the client sees it the same way.
-  ASSERT_TRUE(server_.close());
-  ASSERT_GT(transfer(server_, client_), 0u);
+  ASSERT_TRUE(server_.session.close(server_.wire));
+  ASSERT_GT(send(server_, client_), 0u);
   EXPECT_EQ(read_all(client_, &last), "");
+  EXPECT_EQ(last, Status::closed);
+}
+
+TEST_F(TlsSession, close_without_room_queues_nothing_until_room_is_given) {
+  auto ctx = client_context(trusting(pki().ca_file));
+  ASSERT_EQ(connect(*ctx, "localhost").client, Status::done);
+  read_all(client_);
+  Wire none;
+  EXPECT_FALSE(client_.session.close(none));
+  EXPECT_EQ(none.out_len, 0u);
+  ASSERT_TRUE(client_.session.close(client_.wire));
+  ASSERT_GT(send(client_, server_), 0u);
+  Status last;
+  EXPECT_EQ(read_all(server_, &last), "");
   EXPECT_EQ(last, Status::closed);
 }
 
 TEST_F(TlsSession, close_before_the_handshake_queues_nothing) {
   auto ctx = client_context(trusting(pki().ca_file));
   std::string error;
-  ASSERT_TRUE(ctx->start(client_, "localhost", error)) << error;
-  EXPECT_TRUE(client_.close());
-  EXPECT_TRUE(client_.pending_ciphertext().empty());
-  EXPECT_FALSE(client_.failed());
+  ASSERT_TRUE(ctx->start(client_.session, "localhost", error)) << error;
+  EXPECT_TRUE(client_.session.close(client_.wire));
+  EXPECT_EQ(client_.wire.out_len, 0u);
+  EXPECT_FALSE(client_.session.failed());
 }
 
 TEST_F(TlsSession, a_moved_session_carries_on) {
   auto ctx = client_context(trusting(pki().ca_file));
   ASSERT_EQ(connect(*ctx, "localhost").client, Status::done);
-  Session moved = std::move(client_);
-  EXPECT_FALSE(client_.started());
+  End moved;
+  moved.session = std::move(client_.session);
+  EXPECT_FALSE(client_.session.started());
   const std::string request = "GET / HTTP/1.1\r\n\r\n";
   EXPECT_EQ(send_all(moved, server_, request), request);
 }
