@@ -21,6 +21,7 @@
 
 #include "core/http/request_parser.hpp"
 #include "core/io/engine.hpp"
+#include "core/tls/session.hpp"
 #include "server/held_input.hpp"
 #include "server/middleware/client_key.hpp"
 #include "server/response.hpp"
@@ -51,6 +52,7 @@ struct InputChunk {
   const char* data = nullptr;
   std::uint32_t len = 0;
   std::int32_t buffer_id = -1;  // provided-buffer id, ReceiveBuffers::own_buffer, or a spill block (spill_id_base + n)
+  bool decrypted = false;       // HTTPS: plaintext the session has read (else ciphertext still to read)
 };
 
 // The engine's part (slot, generation, socket, operations in flight,
@@ -90,7 +92,7 @@ struct Connection final : io::Link, http::RequestEvents {
   bool single_shot = false;
   bool input_paused = false;    // parser paused or queue full: no parsing, no reading
   bool peer_eof = false;        // the peer half-closed; answer what we have, then close
-  bool metrics_queued = false;  // metrics_text is referenced by a queued response
+  bool metrics_queued = false;  // the output block's metrics_text is referenced by a queued response
 
   std::uint64_t last_activity_ms = 0;
   std::uint64_t header_deadline_ms = 0;
@@ -113,7 +115,9 @@ struct Connection final : io::Link, http::RequestEvents {
   HeldBlock* held = nullptr;
   std::uint8_t held_buffers = 0;  // held chunks that are provided buffers
 
-  std::string metrics_text;  // grown on first /metrics, reused after
+  // HTTPS: the connection's TLS session, started at accept; empty on a
+  // plain HTTP listener. Its ciphertext goes out from the output block.
+  tls::Session tls;
 
   // The parser's buffers, the response queue and the send's iovecs, lent by
   // the shard (Shard::lend_output) while the connection has a request in
@@ -160,6 +164,23 @@ struct OutputBlock {
   // The small pieces of the send in flight, copied one after another
   // (send_batch.hpp): a batch of 32 small responses fits.
   std::array<char, 16 * 1024> staging;
+
+  // HTTPS: the ciphertext the session wrote, sent from the start of
+  // `tls_out`. A send carries [0, tls_sending); what follows was written
+  // while it was in flight (a session ticket, an alert) and goes next.
+  // Room for four full records: a batch of up to 64 KiB of plaintext (a
+  // stream's chunk) leaves in one send. Untouched on plain HTTP.
+  static constexpr std::size_t tls_out_bytes = 4 * tls::wire_out_record_bytes;
+  std::uint32_t tls_len = 0;
+  std::uint32_t tls_sending = 0;
+  // The batch being encrypted: its plaintext is `msg`'s iovecs, of which
+  // this much is not encrypted yet (advanced as a send cursor is).
+  std::uint64_t tls_plain_left = 0;
+  bool tls_batch = false;  // a batch of responses is being encrypted and sent
+  // The body of a /metrics response queued (Connection::metrics_queued):
+  // grown on a block's first /metrics, reused after.
+  std::string metrics_text;
+  std::array<char, tls_out_bytes> tls_out;
 };
 
 // The received chunks a paused connection holds, from a pool of its own:
@@ -174,7 +195,9 @@ struct HeldBlock {
 // slots, lent memory"): grow it only knowingly.
 static_assert(sizeof(Connection) <= 488, "an idle connection's slot");
 
-inline bool Connection::output_empty() const { return output == nullptr || output->out.empty(); }
+inline bool Connection::output_empty() const {
+  return output == nullptr || (output->out.empty() && output->tls_len == 0);
+}
 inline std::size_t Connection::output_size() const { return output == nullptr ? 0 : output->out.size(); }
 inline bool Connection::held_empty() const { return held == nullptr || held->chunks.empty(); }
 

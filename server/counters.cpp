@@ -178,6 +178,31 @@ void render_metrics(std::span<const ShardCounters* const> shards, std::string& o
           "Clients the rate limiter forgot (least recently used first) because their set of its table was full; "
           "a forgotten client starts again with a full bucket.",
           [](const ShardCounters& c) -> const metrics::Counter& { return c.rate_limit_evictions; });
+
+  counter("ringhttp_tls_handshakes_total", "TLS handshakes completed, full ones (a new session).",
+          [](const ShardCounters& c) -> const metrics::Counter& { return c.tls_handshakes_full; });
+  counter("ringhttp_tls_handshakes_resumed_total", "TLS handshakes completed by resuming a session (a ticket).",
+          [](const ShardCounters& c) -> const metrics::Counter& { return c.tls_handshakes_resumed; });
+  w.family("ringhttp_tls_handshakes_failed_total", "counter", "TLS handshakes that did not complete, by reason.");
+  for (std::size_t i = 1; i < tls_handshake_failure_kinds; ++i) {
+    const char* reason = i == tls_timeout  ? "timeout"
+                         : i == tls_closed ? "closed"
+                         : i == tls_refused ? "refused"
+                                            : tls::failure_name(tls::Failure(i));
+    w.sample("ringhttp_tls_handshakes_failed_total", "reason", reason,
+             sum(shards, [i](const ShardCounters& c) -> const metrics::Counter& { return c.tls_handshake_failures[i]; }));
+  }
+  counter("ringhttp_tls_failures_total", "Connections whose TLS failed after the handshake (a bad record, an alert).",
+          [](const ShardCounters& c) -> const metrics::Counter& { return c.tls_failures; });
+  w.family("ringhttp_tls_handshakes_in_progress", "gauge", "TLS handshakes in progress now.");
+  w.sample("ringhttp_tls_handshakes_in_progress",
+           sum(shards, [](const ShardCounters& c) -> const metrics::Gauge& { return c.tls_handshakes_inflight; }));
+  w.family("ringhttp_tls_plaintext_bytes_total", "counter",
+           "Bytes of plaintext TLS carried, by direction (the wire's are ringhttp_bytes_*_total).");
+  w.sample("ringhttp_tls_plaintext_bytes_total", "direction", "in",
+           sum(shards, [](const ShardCounters& c) -> const metrics::Counter& { return c.tls_plaintext_in; }));
+  w.sample("ringhttp_tls_plaintext_bytes_total", "direction", "out",
+           sum(shards, [](const ShardCounters& c) -> const metrics::Counter& { return c.tls_plaintext_out; }));
 }
 
 }  // namespace ringhttp::server

@@ -13,6 +13,7 @@
 #include "core/io/completion.hpp"
 #include "core/http/request_parser.hpp"
 #include "core/metrics/counter.hpp"
+#include "core/tls/session.hpp"
 #include "server/db/counters.hpp"
 
 namespace ringhttp::server {
@@ -53,6 +54,13 @@ static_assert([] {
   return status_index(299) == counted_statuses.size() - 1;
 }(), "status_index must match counted_statuses");
 
+// HTTPS handshakes that failed, by reason: the session's own classes
+// (tls::Failure, from 1), then the shard's.
+inline constexpr std::size_t tls_timeout = tls::failure_kinds;      // past --tls-handshake-timeout-ms
+inline constexpr std::size_t tls_closed = tls::failure_kinds + 1;   // the peer left (FIN or reset)
+inline constexpr std::size_t tls_refused = tls::failure_kinds + 2;  // over Shard::tls_handshakes_max
+inline constexpr std::size_t tls_handshake_failure_kinds = tls::failure_kinds + 3;
+
 struct ShardCounters {
   using Counter = metrics::Counter;
   Counter requests;
@@ -90,6 +98,14 @@ struct ShardCounters {
   Counter output_block_refusals;      // closed unanswered for want of a block (waited too long, or a 408 unsent)
   metrics::Gauge held_rings_lent;     // rings of held input lent to paused connections now
   db::Counters db;                    // the shard's database connections (--db)
+  // HTTPS.
+  Counter tls_handshakes_full;
+  Counter tls_handshakes_resumed;
+  std::array<Counter, tls_handshake_failure_kinds> tls_handshake_failures;  // [0] stays 0
+  Counter tls_failures;              // connections whose TLS failed after the handshake
+  metrics::Gauge tls_handshakes_inflight;
+  Counter tls_plaintext_in;          // bytes the sessions decrypted
+  Counter tls_plaintext_out;         // bytes they encrypted
   // The system calls the shard's backend made, by kind: its own counts,
   // published once its backend is set up (null before).
   std::atomic<const io::SyscallCounts*> syscalls{nullptr};

@@ -18,6 +18,7 @@
 #include "core/alloc/allocator_name.hpp"
 #include "core/net/cpu.hpp"
 #include "core/net/listen.hpp"
+#include "core/tls/context.hpp"
 #include "core/uring/features.hpp"
 #include "ringhttp_config.hpp"
 #include "server/counters.hpp"
@@ -28,6 +29,24 @@
 namespace {
 
 using namespace ringhttp;
+
+// Whether the kernel offers TLS in the kernel (kTLS): the "tls" upper-layer
+// protocol. Not used yet: said on the start-up line, so that a run on a
+// kernel that has it is not mistaken for one that used it.
+bool kernel_tls_available() {
+  std::FILE* f = std::fopen("/proc/sys/net/ipv4/tcp_available_ulp", "r");
+  if (f == nullptr) return false;
+  char line[256] = {};
+  const bool read = std::fgets(line, sizeof line, f) != nullptr;
+  std::fclose(f);
+  if (!read) return false;
+  for (const char* p = line; (p = std::strstr(p, "tls")) != nullptr; p += 3) {
+    const bool starts = p == line || p[-1] == ' ';
+    const bool ends = p[3] == '\0' || p[3] == ' ' || p[3] == '\n';
+    if (starts && ends) return true;
+  }
+  return false;
+}
 
 int run(const server::Options& options) {
   // The epoll backend needs no io_uring at all: a kernel without it (or
@@ -94,6 +113,24 @@ int run(const server::Options& options) {
   app_config.metrics_route = !options.metrics_address;
   const server::Cors cors(app_config.cors);
 
+  // HTTPS: one context for every shard (a ticket made on one resumes on
+  // any other), loaded before any thread starts so a bad file fails here.
+  std::unique_ptr<tls::ServerContext> tls_context;
+  if (options.tls()) {
+    tls::ServerConfig config;
+    config.certificate_file = options.tls_cert_file;
+    config.key_file = options.tls_key_file;
+    config.tickets = options.tls_tickets;
+    config.ciphers = options.tls_ciphers;
+    config.tls13_only = options.tls_min_version == "1.3";
+    std::string error;
+    tls_context = tls::ServerContext::make(config, error);
+    if (tls_context == nullptr) {
+      std::fprintf(stderr, "server: %s\n", error.c_str());
+      return 1;
+    }
+  }
+
   const std::size_t shard_count = std::size_t(options.shards);
   std::vector<std::unique_ptr<server::ShardCounters>> counters;
   std::vector<const server::ShardCounters*> all_counters;
@@ -132,7 +169,7 @@ int run(const server::Options& options) {
     }
     if (i == 0) net::bound_address(fd, address);
     shards.push_back(server::make_shard(options.backend, options, app_config, cors, int(i), fd, features, send,
-                                        *counters[i], all_counters));
+                                        tls_context.get(), *counters[i], all_counters));
   }
 
   std::latch ready{std::ptrdiff_t(shard_count)};
@@ -166,11 +203,19 @@ int run(const server::Options& options) {
   // the fields before it see the same line either way.
   const std::string metrics_field = metrics ? " metrics=" + metrics->address().to_string() : std::string();
   const bool on_uring = options.backend == io::BackendKind::uring;
-  std::printf("ringhttp %s listening on %s shards=%zu cpus=%s allocator=%s backend=%s uring=%s send=%s%s\n",
+  // tls=off, or the lowest version, tickets on or off, and whether the
+  // kernel could have done the record layer (it does not here, yet).
+  std::string tls_field = "off";
+  if (options.tls()) {
+    tls_field = "TLSv" + options.tls_min_version + "+";
+    tls_field += options.tls_tickets ? ",tickets" : ",no-tickets";
+    tls_field += kernel_tls_available() ? ",ktls-unused" : ",no-ktls";
+  }
+  std::printf("ringhttp %s listening on %s shards=%zu cpus=%s allocator=%s backend=%s uring=%s send=%s tls=%s%s\n",
               RINGHTTP_VERSION, address.to_string().c_str(), shard_count, net::format_cpu_list(options.cpus).c_str(),
               alloc::allocator_name().c_str(), io::backend_name(options.backend),
               on_uring ? features.describe().c_str() : "unused", server::send_mode_name(send.mode),
-              metrics_field.c_str());
+              tls_field.c_str(), metrics_field.c_str());
   std::fflush(stdout);
 
   int signal_number = 0;

@@ -70,6 +70,14 @@ constexpr const char* usage_text =
     "                            connections; beyond, 503 at once (default 512)\n"
     "  --db-timeout-ms N         a query's deadline: past it its connection is closed and every query on\n"
     "                            it answered 503, then reconnected (default 5000)\n"
+    "  --tls-cert FILE           serve HTTPS: the certificate (PEM), its chain after it\n"
+    "  --tls-key FILE            the certificate's private key (PEM); with --tls-cert\n"
+    "  --tls-tickets on|off      TLS session resumption by stateless tickets (default on)\n"
+    "  --tls-ciphers LIST        TLS 1.2 cipher list, OpenSSL's syntax (default: OpenSSL's)\n"
+    "  --tls-min-version V       1.2 (default) or 1.3\n"
+    "  --tls-handshake-timeout-ms N\n"
+    "                            time a TLS handshake may take, then the connection is closed\n"
+    "                            (default 10000)\n"
     "  --help, --version\n";
 
 bool parse_send_mode(std::string_view text, SendMode& out) {
@@ -297,6 +305,23 @@ ParseOutcome parse_options(int argc, char** argv, Options& out) {
       ok = parse_number<std::uint32_t>(value, 1, 1 << 16, out.db_queue);
     } else if (flag == "--db-timeout-ms") {
       ok = parse_number<std::uint32_t>(value, 1, 3'600'000, out.db_timeout_ms);
+    } else if (flag == "--tls-cert") {
+      ok = !value.empty();
+      out.tls_cert_file = std::string(value);
+    } else if (flag == "--tls-key") {
+      ok = !value.empty();
+      out.tls_key_file = std::string(value);
+    } else if (flag == "--tls-tickets") {
+      ok = value == "on" || value == "off";
+      out.tls_tickets = value == "on";
+    } else if (flag == "--tls-ciphers") {
+      ok = !value.empty();
+      out.tls_ciphers = std::string(value);
+    } else if (flag == "--tls-min-version") {
+      ok = value == "1.2" || value == "1.3";
+      out.tls_min_version = std::string(value);
+    } else if (flag == "--tls-handshake-timeout-ms") {
+      ok = parse_number<std::uint32_t>(value, 1, 3'600'000, out.tls_handshake_timeout_ms);
     } else {
       return fail("unknown option " + std::string(flag));
     }
@@ -308,6 +333,14 @@ ParseOutcome parse_options(int argc, char** argv, Options& out) {
       return fail(std::string("--send ") + send_mode_name(out.send_mode) +
                   " is io_uring's: the epoll backend sends with sendmsg");
     }
+  }
+  if (out.tls_cert_file.empty() != out.tls_key_file.empty()) {
+    return fail("--tls-cert and --tls-key go together: give both to serve HTTPS");
+  }
+  if (out.tls() && out.send_mode == SendMode::zc) {
+    // The ciphertext is rewritten for each part of a batch, while a
+    // zero-copy send's bytes must stay unchanged until its notification.
+    return fail("--send zc cannot carry TLS: its ciphertext area is reused before the notification comes");
   }
   if (!net::parse_address(host, std::uint16_t(port), out.address)) {
     return fail("bad --address '" + host + "' (an IPv4 or IPv6 literal, no host names)");

@@ -72,6 +72,16 @@ struct Options {
   std::uint32_t db_pool = 2;         // database connections per shard
   std::uint32_t db_queue = 512;      // queries in flight per shard; 503 at once beyond
   std::uint32_t db_timeout_ms = 5'000;  // a query's deadline: past it its connection is closed, 503
+
+  // HTTPS: with a certificate and its key (PEM), the listener speaks TLS.
+  std::string tls_cert_file;  // the server's certificate first, then its chain
+  std::string tls_key_file;
+  bool tls_tickets = true;          // resumption by stateless tickets (a key made at start-up)
+  std::string tls_ciphers;          // OpenSSL's TLS 1.2 cipher list; empty: OpenSSL's default
+  std::string tls_min_version = "1.2";  // "1.2" or "1.3"
+  std::uint32_t tls_handshake_timeout_ms = 10'000;  // a handshake must finish in this time
+
+  bool tls() const { return !tls_cert_file.empty(); }
 };
 
 // Checks a --db connection string: libpq must parse it, and a host it names

@@ -38,6 +38,9 @@ class OutputPool {
     OutputBlock* block = blocks_.acquire();
     if (block == nullptr) return false;
     block->out.clear();
+    block->tls_len = block->tls_sending = 0;
+    block->tls_plain_left = 0;
+    block->tls_batch = false;
     conn.output = block;
     conn.parser.lend_buffers(&block->request);
     ++lent_;

@@ -20,6 +20,7 @@
 #include "core/io/completion.hpp"
 #include "core/io/engine.hpp"
 #include "core/uring/user_data.hpp"
+#include "core/tls/context.hpp"
 #include "server/app/app.hpp"
 #include "server/connection.hpp"
 #include "server/counters.hpp"
@@ -71,7 +72,7 @@ class ShardBase {
 // A shard on the io_uring backend or the epoll one, as --backend says.
 std::unique_ptr<ShardBase> make_shard(io::BackendKind backend, const Options& options, const AppConfig& app_config,
                                       const Cors& cors, int index, int listen_fd, const uring::Features& features,
-                                      const SendPath& send, ShardCounters& counters,
+                                      const SendPath& send, tls::ServerContext* tls, ShardCounters& counters,
                                       std::span<const ShardCounters* const> all_shards);
 
 // The shard is its database pool's driver (its sockets' operations on the
@@ -106,9 +107,16 @@ class Shard final : public ShardBase, private db::Driver, private db::Sink {
   // Accepted connections waiting for the slot of an idle connection that
   // was reclaimed for them (the table was full); more are refused.
   static constexpr std::size_t pending_accepts_max = 64;
+  // HTTPS: connections whose handshake is in progress. A handshake costs
+  // a private-key operation and OpenSSL's buffers (about 40 KiB until it
+  // ends): past this many, a newcomer is closed at once, counted
+  // (ringhttp_tls_handshakes_failed_total{reason="refused"}), so a flood
+  // of ClientHellos cannot take the shard's memory or starve its
+  // established connections of CPU.
+  static constexpr std::uint32_t tls_handshakes_max = 512;
 
   Shard(const Options& options, const AppConfig& app_config, const Cors& cors, int index, int listen_fd,
-        const uring::Features& features, const SendPath& send, ShardCounters& counters,
+        const uring::Features& features, const SendPath& send, tls::ServerContext* tls, ShardCounters& counters,
         std::span<const ShardCounters* const> all_shards);
   ~Shard() override;
   Shard(const Shard&) = delete;
@@ -152,9 +160,15 @@ class Shard final : public ShardBase, private db::Driver, private db::Sink {
   void arm_recv(Connection& conn);
   void on_recv(Connection& conn, const io::Completion& c);
   void consume(Connection& conn, InputChunk chunk);
+  struct Parsed {
+    bool paused = false;
+    std::uint32_t consumed = 0;  // when paused: what the parser took; the rest is the caller's to hold
+  };
+  Parsed parse(Connection& conn, const char* data, std::uint32_t len);
   void hold(Connection& conn, InputChunk chunk, bool at_front);
   InputChunk unhold(Connection& conn);
   bool spill(InputChunk& chunk);
+  char* take_spill_block(std::int32_t& buffer_id);
   bool join_last_held(Connection& conn, const InputChunk& chunk);
   void drop_held(Connection& conn);
   void release_chunk(InputChunk chunk);
@@ -181,6 +195,17 @@ class Shard final : public ShardBase, private db::Driver, private db::Sink {
   void retire_sent(Connection& conn);
   void release_written(Connection& conn);
 
+  // shard_tls.ipp: HTTPS between the engine and the HTTP session.
+  void tls_start(Connection& conn);
+  void tls_consume(Connection& conn, InputChunk chunk);
+  bool hold_decrypted(Connection& conn, const char* data, std::uint32_t len);
+  void tls_handshake_done(Connection& conn);
+  void tls_failed(Connection& conn);
+  void tls_flush(Connection& conn);
+  bool tls_on_sent(Connection& conn);
+  bool tls_close_notify(Connection& conn);
+  void tls_release(Connection& conn, std::size_t reason = tls_closed);
+
   // shard_db.ipp: the database pool's operations and results.
   void poll(std::uint32_t link, std::uint32_t generation, int fd, bool write) override;
   void send(std::uint32_t link, std::uint32_t generation, int fd, const char* data, std::size_t len) override;
@@ -205,6 +230,7 @@ class Shard final : public ShardBase, private db::Driver, private db::Sink {
   const int listen_fd_;
   const uring::Features features_;
   const SendPath send_;
+  tls::ServerContext* const tls_;  // HTTPS; null on plain HTTP
   ShardCounters& counters_;
   const std::span<const ShardCounters* const> all_shards_;
   http::RequestParser::Limits limits_;
@@ -227,6 +253,10 @@ class Shard final : public ShardBase, private db::Driver, private db::Sink {
   bool spill_touched_ = false;       // pages of spill_ resident since the last give-back
   std::vector<std::uint32_t> spill_free_;
   std::vector<int> pending_fds_;     // accepted, waiting for a reclaimed slot
+  // HTTPS: a record's plaintext, read here and parsed at once (what the
+  // parser leaves is copied to spill blocks and held).
+  std::unique_ptr<char[]> tls_plain_;
+  std::uint32_t tls_handshakes_ = 0;  // in progress now
 
   std::unique_ptr<App> app_;  // built on the shard's thread, so its memory is the shard's
   http::DateCache date_;

@@ -45,8 +45,8 @@ using shard_detail::monotonic_ms;
 
 template <typename Backend>
 Shard<Backend>::Shard(const Options& options, const AppConfig& app_config, const Cors& cors, int index, int listen_fd,
-                      const uring::Features& features, const SendPath& send, ShardCounters& counters,
-                      std::span<const ShardCounters* const> all_shards)
+                      const uring::Features& features, const SendPath& send, tls::ServerContext* tls,
+                      ShardCounters& counters, std::span<const ShardCounters* const> all_shards)
     : ShardBase(Backend::kind == io::BackendKind::epoll ? EFD_NONBLOCK : 0),
       options_(options),
       app_config_(app_config),
@@ -55,6 +55,7 @@ Shard<Backend>::Shard(const Options& options, const AppConfig& app_config, const
       listen_fd_(listen_fd),
       features_(features),
       send_(send),
+      tls_(tls),
       counters_(counters),
       all_shards_(all_shards) {
   limits_.request_line_bytes_max = options.request_line_bytes_max;
@@ -135,6 +136,7 @@ bool Shard<Backend>::setup() {
   spill_free_.reserve(spill_blocks);
   for (std::uint32_t b = spill_blocks; b > 0; --b) spill_free_.push_back(b - 1);
   pending_fds_.reserve(pending_accepts_max);
+  if (tls_ != nullptr) tls_plain_ = std::make_unique<char[]>(tls::record_plaintext_bytes_max);
   app_ = std::make_unique<App>(app_config_, cors_, counters_);
   now_ms_ = monotonic_ms();
   wall_s_ = std::time(nullptr);
@@ -373,6 +375,11 @@ void Shard<Backend>::open_connection(int fd) {
   // While newcomers wait for reclaimed slots, a later one queues behind
   // them: a slot freed meanwhile is theirs (open_pending), first come first
   // served, or the one that waited longest would never get one.
+  if (tls_ != nullptr && tls_handshakes_ >= tls_handshakes_max) {
+    counters_.tls_handshake_failures[tls_refused].add();
+    ::close(fd);
+    return;
+  }
   Connection* slot = pending_fds_.empty() ? allocate() : nullptr;
   if (slot == nullptr) {
     // The table is full: the oldest idle connection makes room (as nginx
@@ -414,6 +421,8 @@ void Shard<Backend>::start_connection(Connection& conn, int fd) {
   conn.held_buffers = 0;
   ++open_count_;
   counters_.connections_accepted.add();
+  if (tls_ != nullptr) tls_start(conn);
+  if (conn.state != ConnState::open) return;
   assert(wants_receive(conn));
   arm_recv(conn);
 }

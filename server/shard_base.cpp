@@ -37,13 +37,13 @@ void ShardBase::join() {
 
 std::unique_ptr<ShardBase> make_shard(io::BackendKind backend, const Options& options, const AppConfig& app_config,
                                       const Cors& cors, int index, int listen_fd, const uring::Features& features,
-                                      const SendPath& send, ShardCounters& counters,
+                                      const SendPath& send, tls::ServerContext* tls, ShardCounters& counters,
                                       std::span<const ShardCounters* const> all_shards) {
   if (backend == io::BackendKind::epoll) {
-    return std::make_unique<Shard<epoll::Backend>>(options, app_config, cors, index, listen_fd, features, send,
+    return std::make_unique<Shard<epoll::Backend>>(options, app_config, cors, index, listen_fd, features, send, tls,
                                                    counters, all_shards);
   }
-  return std::make_unique<Shard<uring::Backend>>(options, app_config, cors, index, listen_fd, features, send,
+  return std::make_unique<Shard<uring::Backend>>(options, app_config, cors, index, listen_fd, features, send, tls,
                                                  counters, all_shards);
 }
 

@@ -34,6 +34,8 @@ void Shard<Backend>::maybe_finish_drain(Connection& conn) {
     abort(conn);
     return;
   }
+  // HTTPS: a close_notify first (as nginx sends), then the FIN once it is sent.
+  if (tls_close_notify(conn)) return;
   // Half-close, then keep reading (and discarding) until the peer closes:
   // closing at once with unread input would send a reset that can destroy
   // the response before the peer reads it.
@@ -64,6 +66,7 @@ void Shard<Backend>::maybe_release(Connection& conn) {
   // still be read by the kernel until then, and some live in this slot.
   if (conn.state != ConnState::closing || !engine_.closed(conn)) return;
   drop_held(conn);
+  tls_release(conn);
   conn.written_responses = 0;
   output_pool_.stop_waiting(conn);
   return_output(conn);
@@ -97,6 +100,14 @@ void Shard<Backend>::check_timeouts(Connection& conn) {
     return;
   }
   if (conn.state != ConnState::open) return;
+  if (conn.tls.started() && !conn.tls.handshake_done()) {
+    // The handshake has its own deadline, from accept.
+    if (now_ms_ >= conn.header_deadline_ms) {
+      tls_release(conn, tls_timeout);
+      abort(conn);
+    }
+    return;
+  }
   if (conn.waiting_output) {
     // Every block stayed lent for as long as a header section may take: the
     // request cannot be answered in time, and there is no block to say so.

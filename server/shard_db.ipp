@@ -84,7 +84,7 @@ void Shard<Backend>::on_result(const db::Waiter& waiter, const db::Result& resul
   }
   PendingResponse& r = *static_cast<PendingResponse*>(waiter.response);
   assert(r.source == BodySource::deferred);
-  Reply reply(r, r.head_only, conn.metrics_text, all_shards_);
+  Reply reply(r, r.head_only, conn.output->metrics_text, all_shards_);
   App::answer(result, reply);
   finish_response(conn, r, reply.content_length(), r.close_after, r.http10_keep_alive);
   conn.last_activity_ms = now_ms_;

@@ -59,17 +59,26 @@ void Shard<Backend>::release_spilled(InputChunk chunk) {
 // back to the ring. False when every spill block is taken.
 template <typename Backend>
 bool Shard<Backend>::spill(InputChunk& chunk) {
-  if (spill_free_.empty()) return false;
   assert(chunk.len <= recv_buffer_bytes);
+  std::int32_t id = 0;
+  char* to = take_spill_block(id);
+  if (to == nullptr) return false;
+  std::memcpy(to, chunk.data, chunk.len);
+  engine_.give_back(chunk.buffer_id);
+  chunk = InputChunk{to, chunk.len, id, chunk.decrypted};
+  return true;
+}
+
+// A free spill block and its buffer id; null when every one is taken.
+template <typename Backend>
+char* Shard<Backend>::take_spill_block(std::int32_t& buffer_id) {
+  if (spill_free_.empty()) return nullptr;
   const std::uint32_t block = spill_free_.back();
   spill_free_.pop_back();
   spill_touched_ = true;
   counters_.spill_blocks_used.set(spill_blocks - spill_free_.size());
-  char* to = spill_ + std::size_t(block) * recv_buffer_bytes;
-  std::memcpy(to, chunk.data, chunk.len);
-  engine_.give_back(chunk.buffer_id);
-  chunk = InputChunk{to, chunk.len, spill_id_base + std::int32_t(block)};
-  return true;
+  buffer_id = spill_id_base + std::int32_t(block);
+  return spill_ + std::size_t(block) * recv_buffer_bytes;
 }
 
 // Appends `chunk` to the newest held chunk when that one is in a spill
@@ -78,7 +87,9 @@ bool Shard<Backend>::spill(InputChunk& chunk) {
 template <typename Backend>
 bool Shard<Backend>::join_last_held(Connection& conn, const InputChunk& chunk) {
   InputChunk& last = conn.held->chunks.back();
-  if (last.buffer_id == io::own_buffer || last.len + chunk.len > recv_buffer_bytes) return false;
+  if (last.buffer_id == io::own_buffer || last.decrypted != chunk.decrypted || last.len + chunk.len > recv_buffer_bytes) {
+    return false;
+  }
   if (last.buffer_id < spill_id_base) {
     // A provided buffer: its bytes move to a spill block first.
     if (!spill(last)) return false;
@@ -153,10 +164,29 @@ void Shard<Backend>::consume(Connection& conn, InputChunk chunk) {
     }
     return;
   }
+  if (conn.tls.started() && !chunk.decrypted) return tls_consume(conn, chunk);
+  const Parsed parsed = parse(conn, chunk.data, chunk.len);
+  if (!parsed.paused) return release_chunk(chunk);
+  chunk.data += parsed.consumed;
+  chunk.len -= parsed.consumed;
+  if (conn.state != ConnState::open || chunk.len == 0) {
+    release_chunk(chunk);
+  } else {
+    hold(conn, chunk, true);
+  }
+  if (conn.state == ConnState::open) pause_input(conn);
+}
+
+// Feeds received plaintext to the parser (the connection has its output
+// block). Not paused: it took every byte, or refused the request (the
+// error is queued and the rest of the bytes mean nothing now).
+template <typename Backend>
+typename Shard<Backend>::Parsed Shard<Backend>::parse(Connection& conn, const char* data, std::uint32_t len) {
+  assert(conn.output != nullptr);
   const bool was_in_header = conn.parser.in_header_section();
   const bool was_in_body = conn.parser.in_body();
   const std::uint64_t done_before = conn.requests_done;
-  const http::RequestParser::Result result = conn.parser.feed(chunk.data, chunk.len);
+  const http::RequestParser::Result result = conn.parser.feed(data, len);
   // A header section or a body that started during this feed starts its
   // timeout now.
   const bool new_request = conn.requests_done != done_before;
@@ -166,26 +196,16 @@ void Shard<Backend>::consume(Connection& conn, InputChunk chunk) {
   if (conn.parser.in_body() && (!was_in_body || new_request)) conn.body_start_ms = now_ms_;
   mark_dirty(conn);
   switch (result.status) {
-    case http::RequestParser::Status::done: release_chunk(chunk); return;
-    case http::RequestParser::Status::paused: {
-      chunk.data += result.consumed;
-      chunk.len -= std::uint32_t(result.consumed);
-      if (conn.state != ConnState::open || chunk.len == 0) {
-        release_chunk(chunk);
-      } else {
-        hold(conn, chunk, true);
-      }
-      if (conn.state == ConnState::open) pause_input(conn);
-      return;
-    }
+    case http::RequestParser::Status::done: return {};
+    case http::RequestParser::Status::paused: return {true, std::uint32_t(result.consumed)};
     case http::RequestParser::Status::error: {
-      release_chunk(chunk);
       const http::ParseError error = conn.parser.error();
       counters_.parse_errors[std::size_t(error)].add();
       queue_error(conn, http::status_for(error));
-      return;
+      return {};
     }
   }
+  return {};
 }
 
 template <typename Backend>

@@ -22,10 +22,12 @@ void Shard<Backend>::flush(Connection& conn) {
   // Responses already written (and waiting for a zero-copy notification
   // before they leave the queue) are not sent again: the batch starts after
   // them.
-  if (conn.output == nullptr || conn.send_inflight || conn.output->out.size() == conn.written_responses ||
-      conn.state == ConnState::closing || conn.state == ConnState::lingering) {
+  if (conn.output == nullptr || conn.send_inflight || conn.state == ConnState::closing ||
+      conn.state == ConnState::lingering) {
     return;
   }
+  if (conn.tls.started()) return tls_flush(conn);
+  if (conn.output->out.size() == conn.written_responses) return;
   send_pending(conn);
 }
 
@@ -69,6 +71,8 @@ void Shard<Backend>::on_send(Connection& conn, const io::Completion& c) {
     conn.send_progress_ms = now_ms_;
     return;
   }
+  // HTTPS: the batch's next records go out first, if any are left.
+  if (conn.tls.started() && !tls_on_sent(conn)) return;
   retire_sent(conn);
   after_output_progress(conn);
 }
@@ -124,7 +128,7 @@ template <typename Backend>
 void Shard<Backend>::maybe_return_output(Connection& conn) {
   if (conn.output == nullptr || conn.state == ConnState::closing || conn.state == ConnState::free) return;
   if (conn.state == ConnState::open && conn.parser.in_message()) return;
-  if (!conn.output->out.empty() || conn.send_inflight || conn.zc_pending > 0) return;
+  if (!conn.output->out.empty() || conn.output->tls_len > 0 || conn.send_inflight || conn.zc_pending > 0) return;
   assert(conn.written_responses == 0);
   return_output(conn);
 }

@@ -55,7 +55,7 @@ bool Shard<Backend>::on_request(Connection& conn, const http::RequestHead& head)
                         now_ms_,
                         wall_s_,
                         db::Waiter{uring::encode({uring::Op::none, conn.slot, conn.generation}), &r}};
-  Reply reply(r, head.method == http::Method::head, conn.metrics_text, all_shards_);
+  Reply reply(r, head.method == http::Method::head, conn.output->metrics_text, all_shards_);
   app_->handle(request, reply);
   if (r.source == BodySource::metrics) conn.metrics_queued = true;
   const bool keep_alive = head.keep_alive && !stopping_;

@@ -7,6 +7,7 @@
 #include "server/shard_input.ipp"
 #include "server/shard_output.ipp"
 #include "server/shard_respond.ipp"
+#include "server/shard_tls.ipp"
 
 namespace ringhttp::server {
 

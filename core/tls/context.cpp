@@ -4,6 +4,7 @@
 #include <netinet/in.h>
 #include <openssl/err.h>
 #include <openssl/ssl.h>
+#include <openssl/x509.h>
 #include <openssl/x509_vfy.h>
 #include <openssl/x509v3.h>
 
@@ -217,7 +218,11 @@ std::unique_ptr<ServerContext> ServerContext::make(const ServerConfig& config, s
     return nullptr;
   }
   if (SSL_CTX_use_PrivateKey_file(ctx, config.key_file.c_str(), SSL_FILETYPE_PEM) != 1) {
-    error = "cannot load the private key " + config.key_file + ": " + openssl_reason();
+    // OpenSSL checks the pair as it loads the key.
+    const bool mismatch = ERR_GET_REASON(ERR_peek_error()) == X509_R_KEY_VALUES_MISMATCH;
+    error = mismatch ? "the key " + config.key_file + " does not match the certificate " + config.certificate_file
+                     : "cannot load the private key " + config.key_file + ": " + openssl_reason();
+    ERR_clear_error();
     return nullptr;
   }
   if (SSL_CTX_check_private_key(ctx) != 1) {
@@ -225,6 +230,15 @@ std::unique_ptr<ServerContext> ServerContext::make(const ServerConfig& config, s
             openssl_reason();
     return nullptr;
   }
+  if (config.tls13_only && SSL_CTX_set_min_proto_version(ctx, TLS1_3_VERSION) != 1) {
+    error = "cannot require TLS 1.3: " + openssl_reason();
+    return nullptr;
+  }
+  if (!config.ciphers.empty() && SSL_CTX_set_cipher_list(ctx, config.ciphers.c_str()) != 1) {
+    error = "bad cipher list \"" + config.ciphers + "\": " + openssl_reason();
+    return nullptr;
+  }
+  if (!config.tickets) SSL_CTX_set_options(ctx, SSL_OP_NO_TICKET);
   SSL_CTX_set_alpn_select_cb(ctx, &select_alpn, nullptr);
   // Resumption rides on stateless tickets alone: a session-ID cache would
   // hold state per client, and locks, for clients of TLS 1.2 without

@@ -7,9 +7,10 @@
 // no renegotiation (nothing needs it, and a peer could make us pay for a
 // second handshake on a connection at any time).
 //
-// One context per thread: a context is not locked, and the client's
-// context changes on every connection (the session it keeps). The client
-// has one per worker; the server will have one per shard.
+// A client context is one thread's: it is not locked, and it changes on
+// every connection (the session it keeps); the client has one per worker.
+// The server's context does not change after start-up and is shared by
+// its shards (see ServerContext).
 
 #include <openssl/types.h>
 
@@ -74,6 +75,9 @@ class ClientContext {
 struct ServerConfig {
   std::string certificate_file;  // PEM: the server's certificate first, then its chain
   std::string key_file;          // PEM: the private key of the first certificate
+  bool tickets = true;           // resumption by stateless tickets
+  std::string ciphers;           // TLS 1.2's cipher list, OpenSSL's syntax; empty: OpenSSL's default
+  bool tls13_only = false;       // refuse TLS 1.2
 };
 
 // Selects "http/1.1" when the client offers ALPN; a client that offers
@@ -81,7 +85,11 @@ struct ServerConfig {
 // no_application_protocol alert (RFC 7301 section 3.2), since it would
 // speak a protocol this server does not. A client that offers no ALPN
 // gets HTTP/1.1 without it. Session tickets are stateless (OpenSSL's
-// default), so resumption keeps no state per client.
+// default), so resumption keeps no state per client; their key is made
+// with the context, at start-up. One context serves every shard of a
+// server: OpenSSL makes a connection from a shared context safely (a
+// reference count per connection, not per request), and a ticket from one
+// shard resumes on any other.
 class ServerContext {
  public:
   // Nullptr and `error` set when a file does not load or the key does not

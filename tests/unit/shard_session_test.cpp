@@ -25,6 +25,7 @@
 #include "server/shard_input.ipp"
 #include "server/shard_output.ipp"
 #include "server/shard_respond.ipp"
+#include "server/shard_tls.ipp"
 #include "tests/unit/fake_backend.hpp"
 
 namespace ringhttp::server {
@@ -65,7 +66,7 @@ class ShardSession : public testing::Test {
     all_[0] = &counters_;
     cors_ = std::make_unique<Cors>(app_config_.cors);
     shard_ = std::make_unique<Shard<FakeIo>>(options_, app_config_, *cors_, 0, -1, uring::Features{}, SendPath{},
-                                             counters_, std::span<const ShardCounters* const>(all_));
+                                             nullptr, counters_, std::span<const ShardCounters* const>(all_));
     ASSERT_TRUE(ShardTestAccess::setup(*shard_));
     // A connection accepted.
     batch({{uring::encode({Op::accept, Shard<FakeIo>::shard_slot, 0}), client_fd, IORING_CQE_F_MORE}});

@@ -23,6 +23,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "support/certificates.hpp"
 #include "support/eventually.hpp"
 #include "support/ipv6.hpp"
 #include "support/shell.hpp"
@@ -41,13 +42,6 @@ bool on_path(const std::string& name) {
     if (!dir.empty() && ::access((dir + "/" + name).c_str(), X_OK) == 0) return true;
   }
   return false;
-}
-
-// For a shell command line: 'text', with each ' closed, escaped and reopened.
-std::string shell_quoted(const std::string& text) {
-  std::string out = "'";
-  for (const char c : text) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
 }
 
 std::string read_file(const std::string& path) {
@@ -112,16 +106,6 @@ bool connects_unix(const std::string& path) {
   return connects(AF_UNIX, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
 }
 
-// The openssl req configuration of a self-signed CA named `name`.
-std::string ca_config(const std::string& name) {
-  const std::string extensions =
-      "[ca]\n"
-      "basicConstraints = critical, CA:TRUE\n"
-      "keyUsage = critical, keyCertSign, cRLSign\n"
-      "subjectKeyIdentifier = hash\n";
-  return "[req]\ndistinguished_name = dn\nprompt = no\nx509_extensions = ca\n[dn]\nCN = " + name + "\n" + extensions;
-}
-
 }  // namespace
 
 bool nginx_available() { return ::access(Nginx::nginx_path, X_OK) == 0 && on_path("openssl"); }
@@ -169,42 +153,14 @@ Nginx::~Nginx() {
   std::filesystem::remove_all(dir_, ignored);
 }
 
-// A CA (P-256 key, self-signed), the server's key and a certificate for
-// every name the config serves signed by it, and a second CA; each made by
-// the openssl command in dir_, all in one subshell whose output (stdout and
-// stderr) is kept for the exception when it fails. P-256 keys take
-// milliseconds to make, where RSA ones can take a good part of a second.
+// The certificates of support/certificates.hpp, in dir_.
 void Nginx::make_certificates() {
-  ca_file_ = dir_ + "/ca.pem";
-  ca_key_file_ = dir_ + "/ca.key";
-  cert_file_ = dir_ + "/server.pem";
-  key_file_ = dir_ + "/server.key";
-  wrong_ca_file_ = dir_ + "/wrong_ca.pem";
-  write_file(dir_ + "/ca.cnf", ca_config("ringhttp test CA"));
-  write_file(dir_ + "/wrong_ca.cnf", ca_config("ringhttp unrelated test CA"));
-  write_file(dir_ + "/server.cnf", "[req]\ndistinguished_name = dn\nprompt = no\n[dn]\nCN = localhost\n");
-  write_file(dir_ + "/server.ext",
-             "basicConstraints = critical, CA:FALSE\n"
-             "keyUsage = critical, digitalSignature, keyEncipherment\n"
-             "extendedKeyUsage = serverAuth\n"
-             "subjectKeyIdentifier = hash\n"
-             "authorityKeyIdentifier = keyid\n"
-             "subjectAltName = DNS:localhost, DNS:a.test, DNS:b.test, IP:127.0.0.1, IP:::1\n");
-  const std::string key = " -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes";
-  const std::vector<std::string> commands = {
-      "cd " + shell_quoted(dir_),
-      "openssl req -x509 -new" + key + " -keyout ca.key -out ca.pem -days 2 -config ca.cnf",
-      "openssl req -new" + key + " -keyout server.key -out server.csr -config server.cnf",
-      "openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 2 -extfile server.ext"
-      " -out server.pem",
-      "openssl req -x509 -new" + key + " -keyout wrong_ca.key -out wrong_ca.pem -days 2 -config wrong_ca.cnf",
-  };
-  std::string script = "(set -e";
-  for (const auto& command : commands) script += "; " + command;
-  const ShellRun made = run_shell(script + ")");
-  if (made.exit_code != 0) {
-    throw std::runtime_error("nginx fixture: openssl could not make the certificates:\n" + made.output);
-  }
+  const Certificates files = socket_test::make_certificates(dir_);
+  ca_file_ = files.ca_file;
+  ca_key_file_ = files.ca_key_file;
+  cert_file_ = files.cert_file;
+  key_file_ = files.key_file;
+  wrong_ca_file_ = files.wrong_ca_file;
 }
 
 void Nginx::write_config() const {

@@ -1,0 +1,292 @@
+// HTTPS: the connection's TLS session between the engine and the HTTP
+// session, the same on both backends. Received ciphertext is read by
+// OpenSSL straight from the receive buffer it arrived in; each record's
+// plaintext goes to the parser at once, and what a paused parser leaves is
+// held in spill blocks. A batch of responses is built as on plain HTTP
+// (send_batch.hpp) and encrypted into the output block's ciphertext area,
+// which leaves in one send; a batch larger than the area goes out in as
+// many sends, each started when the last is done. Nothing here allocates:
+// OpenSSL's own record buffers come and go with SSL_MODE_RELEASE_BUFFERS.
+
+#pragma once
+
+#include "server/shard.hpp"
+
+#include <cassert>
+#include <cstring>
+
+#include "core/io/send_cursor.hpp"
+#include "server/send_batch.hpp"
+
+namespace ringhttp::server {
+namespace tls_detail {
+
+// The answer to a plain HTTP request on the HTTPS port, in plain HTTP (as
+// nginx gives one), so that a user who typed http:// learns why.
+inline constexpr std::string_view plain_http_body = "This port speaks HTTPS: use an https:// URL.\n";
+inline constexpr std::string_view plain_http_answer =
+    "HTTP/1.1 400 Bad Request\r\n"
+    "Content-Type: text/plain\r\n"
+    "Content-Length: 45\r\n"
+    "Connection: close\r\n"
+    "\r\n"
+    "This port speaks HTTPS: use an https:// URL.\n";
+static_assert(plain_http_body.size() == 45 && plain_http_answer.ends_with(plain_http_body));
+
+}  // namespace tls_detail
+
+template <typename Backend>
+void Shard<Backend>::tls_start(Connection& conn) {
+  assert(tls_ != nullptr);
+  std::string error;
+  if (!tls_->start(conn.tls, error)) {
+    // Out of memory: the connection cannot be served.
+    counters_.tls_handshake_failures[std::size_t(tls::Failure::other)].add();
+    abort(conn);
+    return;
+  }
+  ++tls_handshakes_;
+  counters_.tls_handshakes_inflight.set(tls_handshakes_);
+  conn.header_deadline_ms = now_ms_ + options_.tls_handshake_timeout_ms;
+}
+
+// Reads what `chunk` holds: handshake messages, then records whose
+// plaintext is parsed one at a time. The connection has its output block:
+// what OpenSSL writes meanwhile (handshake messages, tickets, alerts) goes
+// to its ciphertext area, sent after the batch.
+template <typename Backend>
+void Shard<Backend>::tls_consume(Connection& conn, InputChunk chunk) {
+  assert(conn.output != nullptr && !chunk.decrypted);
+  OutputBlock& out = *conn.output;
+  tls::Wire wire{chunk.data, chunk.len, out.tls_out.data(), out.tls_len, out.tls_out.size()};
+  mark_dirty(conn);
+  while (conn.state == ConnState::open) {
+    const bool was_done = conn.tls.handshake_done();
+    std::size_t n = 0;
+    const tls::Session::Status status = conn.tls.read(wire, tls_plain_.get(), tls::record_plaintext_bytes_max, n);
+    out.tls_len = std::uint32_t(wire.out_len);
+    if (!was_done && conn.tls.handshake_done()) tls_handshake_done(conn);
+    chunk.data = wire.in;
+    chunk.len = std::uint32_t(wire.in_len);
+    switch (status) {
+      case tls::Session::Status::done: {
+        counters_.tls_plaintext_in.add(n);
+        const Parsed parsed = parse(conn, tls_plain_.get(), std::uint32_t(n));
+        if (!parsed.paused) continue;
+        // The ciphertext not read yet waits behind the plaintext the
+        // parser left: both at the front, in that order.
+        if (conn.state != ConnState::open || chunk.len == 0) {
+          release_chunk(chunk);
+        } else {
+          hold(conn, chunk, true);
+        }
+        if (conn.state == ConnState::open) {
+          hold_decrypted(conn, tls_plain_.get() + parsed.consumed, std::uint32_t(n) - parsed.consumed);
+        }
+        if (conn.state == ConnState::open) pause_input(conn);
+        return;
+      }
+      case tls::Session::Status::want_io:
+        if (chunk.len > 0) {
+          // The ciphertext area is full: the rest is read once it is sent
+          // (its send's completion resumes input).
+          hold(conn, chunk, true);
+          if (conn.state == ConnState::open) pause_input(conn);
+          return;
+        }
+        return release_chunk(chunk);
+      case tls::Session::Status::closed:
+        // The peer's close_notify: it sends nothing more. As for its FIN,
+        // answer what is queued, then close.
+        release_chunk(chunk);
+        conn.peer_eof = true;
+        if (!conn.output_empty() || conn.send_inflight) {
+          begin_drain(conn);
+        } else {
+          abort(conn);
+        }
+        return;
+      case tls::Session::Status::error:
+        release_chunk(chunk);
+        return tls_failed(conn);
+    }
+  }
+  release_chunk(chunk);  // the request was refused and the connection drains: the rest means nothing
+}
+
+// Holds plaintext the parser left, in front of what is held, copied into
+// spill blocks (a record's plaintext may be four blocks' worth).
+template <typename Backend>
+bool Shard<Backend>::hold_decrypted(Connection& conn, const char* data, std::uint32_t len) {
+  const std::uint32_t pieces = (len + recv_buffer_bytes - 1) / recv_buffer_bytes;
+  for (std::uint32_t i = pieces; i > 0; --i) {
+    const std::uint32_t from = (i - 1) * recv_buffer_bytes;
+    const std::uint32_t piece = std::min(len - from, recv_buffer_bytes);
+    std::int32_t id = 0;
+    char* to = take_spill_block(id);
+    if (to == nullptr) {
+      counters_.input_overflow.add();
+      abort(conn);
+      return false;
+    }
+    std::memcpy(to, data + from, piece);
+    hold(conn, InputChunk{to, piece, id, true}, true);
+    if (conn.state != ConnState::open) return false;
+  }
+  return true;
+}
+
+template <typename Backend>
+void Shard<Backend>::tls_handshake_done(Connection& conn) {
+  assert(tls_handshakes_ > 0);
+  counters_.tls_handshakes_inflight.set(--tls_handshakes_);
+  if (conn.tls.resumed()) {
+    counters_.tls_handshakes_resumed.add();
+  } else {
+    counters_.tls_handshakes_full.add();
+  }
+  // From here the connection is an HTTP one: its idle time starts now.
+  conn.last_activity_ms = now_ms_;
+}
+
+// The session failed: counted by its reason. The alert OpenSSL wrote, if
+// any, is sent, then the connection is closed (tls_on_sent); a plain HTTP
+// request is answered 400 in plain HTTP instead.
+template <typename Backend>
+void Shard<Backend>::tls_failed(Connection& conn) {
+  if (conn.tls.handshake_done()) {
+    counters_.tls_failures.add();
+  } else {
+    counters_.tls_handshake_failures[std::size_t(conn.tls.failure())].add();
+    assert(tls_handshakes_ > 0);
+    counters_.tls_handshakes_inflight.set(--tls_handshakes_);
+    if (conn.tls.failure() == tls::Failure::plain_http && conn.output != nullptr && conn.output->tls_len == 0 &&
+        !conn.send_inflight) {
+      constexpr std::string_view answer = tls_detail::plain_http_answer;
+      static_assert(answer.size() <= OutputBlock::tls_out_bytes);
+      answer.copy(conn.output->tls_out.data(), answer.size());
+      conn.output->tls_len = std::uint32_t(answer.size());
+      counters_.responses[status_index(400)].add();
+    }
+  }
+  if (conn.output == nullptr || conn.output->tls_len == 0) return abort(conn);
+  begin_drain(conn);  // input discarded from here
+  mark_dirty(conn);
+}
+
+// Encrypts what is queued, after what the area holds already, and sends
+// the area. Starts a batch when none is in progress.
+template <typename Backend>
+void Shard<Backend>::tls_flush(Connection& conn) {
+  assert(conn.output != nullptr && !conn.send_inflight);
+  OutputBlock& out = *conn.output;
+  const bool can_write = conn.tls.handshake_done() && !conn.tls.failed() && !conn.tls.close_queued();
+  if (!out.tls_batch && can_write && out.out.size() > conn.written_responses) {
+    const auto [n, total, retires, stream_bytes] =
+        build_send_batch(out.out, conn.written_responses, date_.line(), out.iov, out.staging);
+    if (total > 0) {  // else the first unsent response waits for a database result
+      out.msg = msghdr{};
+      out.msg.msg_iov = out.iov.data();
+      out.msg.msg_iovlen = n;
+      out.tls_plain_left = total;
+      out.tls_batch = true;
+      conn.send_retires = retires;
+      conn.send_stream_bytes = stream_bytes;
+    }
+  }
+  if (can_write && out.tls_plain_left > 0) {
+    tls::Wire wire{nullptr, 0, out.tls_out.data(), out.tls_len, out.tls_out.size()};
+    while (out.tls_plain_left > 0) {
+      const iovec& v = out.msg.msg_iov[0];
+      const std::size_t taken = conn.tls.write(wire, static_cast<const char*>(v.iov_base), v.iov_len);
+      if (taken == 0) break;
+      counters_.tls_plaintext_out.add(taken);
+      io::advance_iovecs(out.msg, taken);
+      out.tls_plain_left -= taken;
+    }
+    out.tls_len = std::uint32_t(wire.out_len);
+    if (conn.tls.failed()) {
+      out.tls_plain_left = 0;
+      return tls_failed(conn);
+    }
+  }
+  if (out.tls_len == 0) return;
+  out.tls_sending = out.tls_len;
+  engine_.send(conn, out.tls_out.data(), out.tls_len);
+  conn.send_progress_ms = now_ms_;
+  counters_.sends.add();
+}
+
+// The area's send is done. True when a batch is complete (retire it);
+// false when more of it was sent, or there was no batch.
+template <typename Backend>
+bool Shard<Backend>::tls_on_sent(Connection& conn) {
+  OutputBlock& out = *conn.output;
+  assert(out.tls_sending > 0 && out.tls_sending <= out.tls_len);
+  // What was written while the send was in flight moves to the start.
+  std::uint32_t rest = out.tls_len - out.tls_sending;
+  if (rest > 0) std::memmove(out.tls_out.data(), out.tls_out.data() + out.tls_sending, rest);
+  out.tls_len = rest;
+  out.tls_sending = 0;
+  if (conn.tls.failed() && rest == 0) {
+    abort(conn);  // the alert has gone
+    maybe_release(conn);
+    return false;
+  }
+  if (!conn.tls.handshake_done() && !conn.tls.failed()) {
+    // A handshake flight larger than the area (a long certificate chain)
+    // goes on now that there is room; OpenSSL kept the rest.
+    tls::Wire wire{nullptr, 0, out.tls_out.data(), out.tls_len, out.tls_out.size()};
+    const tls::Session::Status status = conn.tls.handshake(wire);
+    out.tls_len = std::uint32_t(wire.out_len);
+    if (status == tls::Session::Status::done) tls_handshake_done(conn);
+    if (status == tls::Session::Status::error) {
+      tls_failed(conn);
+      if (conn.state == ConnState::closing || conn.state == ConnState::free) return false;
+    }
+    rest = out.tls_len;
+  }
+  if (out.tls_plain_left > 0 || rest > 0) {
+    tls_flush(conn);
+    if (conn.send_inflight || conn.state == ConnState::closing || conn.state == ConnState::free) return false;
+  }
+  if (!out.tls_batch) {
+    after_output_progress(conn);
+    return false;
+  }
+  out.tls_batch = false;
+  return true;
+}
+
+// Queues the close_notify before the FIN of a connection that has drained.
+// True when it is being sent (the drain finishes after it).
+template <typename Backend>
+bool Shard<Backend>::tls_close_notify(Connection& conn) {
+  if (!conn.tls.started() || !conn.tls.handshake_done() || conn.tls.failed() || conn.tls.close_queued()) {
+    return false;
+  }
+  // Without a block to write it in (every one is lent), the FIN goes alone.
+  if (conn.output == nullptr && !lend_output(conn)) return false;
+  OutputBlock& out = *conn.output;
+  tls::Wire wire{nullptr, 0, out.tls_out.data(), out.tls_len, out.tls_out.size()};
+  if (!conn.tls.close(wire)) return false;
+  out.tls_len = std::uint32_t(wire.out_len);
+  if (out.tls_len == 0) return false;
+  tls_flush(conn);
+  return conn.send_inflight;
+}
+
+// The connection is over: its handshake, if still in progress, is counted
+// as failed for `reason`, and its OpenSSL objects are freed.
+template <typename Backend>
+void Shard<Backend>::tls_release(Connection& conn, std::size_t reason) {
+  if (!conn.tls.started()) return;
+  if (!conn.tls.handshake_done() && !conn.tls.failed()) {
+    counters_.tls_handshake_failures[reason].add();
+    assert(tls_handshakes_ > 0);
+    counters_.tls_handshakes_inflight.set(--tls_handshakes_);
+  }
+  conn.tls.reset();
+}
+
+}  // namespace ringhttp::server
