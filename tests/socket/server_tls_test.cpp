@@ -9,8 +9,10 @@
 #include <vector>
 
 #include "support/certificates.hpp"
+#include "support/client_process.hpp"
 #include "support/connection.hpp"
 #include "support/eventually.hpp"
+#include "support/json_report.hpp"
 #include "support/metrics.hpp"
 #include "support/server_process.hpp"
 #include "support/shell.hpp"
@@ -93,6 +95,35 @@ TEST_F(ServerTls, curl_gets_answers_over_https_each_counted_by_the_server) {
   EXPECT_EQ(m.value(handshakes_full), 3);
   EXPECT_EQ(m.value(metric::responses(200)), 4);
   EXPECT_EQ(m.value(handshakes_in_progress), 0);
+}
+
+TEST_F(ServerTls, our_client_over_https_and_the_server_count_the_same_requests_and_handshakes) {
+  ServerProcess server(args());
+  const std::string url = "https://localhost:" + std::to_string(server.port()) + "/plaintext";
+  // Keep-alive, then a new connection per request (resumed by ticket).
+  const ClientRun kept = run_client({"-n", "300", "-c", "4", "-p", "4", "--json", "--cacert",
+                                     certs_.files().ca_file, "--resolve",
+                                     "localhost:" + std::to_string(server.port()) + ":127.0.0.1",
+                                     "--expect-body", "Hello, World!", url});
+  ASSERT_EQ(kept.exit_code, 0) << kept.err << kept.out;
+  const JsonReport report(kept);
+  EXPECT_EQ(report.number("/requests"), 300u);
+  EXPECT_EQ(report.number("/errors_total"), 0u);
+  EXPECT_EQ(report.text("/tls/protocol"), "TLSv1.3");
+  const ClientRun churn = run_client({"-n", "40", "-c", "2", "--requests-per-connection", "1", "--json", "--cacert",
+                                      certs_.files().ca_file, "--resolve",
+                                      "localhost:" + std::to_string(server.port()) + ":127.0.0.1", url});
+  ASSERT_EQ(churn.exit_code, 0) << churn.err << churn.out;
+  const JsonReport churned(churn);
+  EXPECT_EQ(churned.number("/requests"), 40u);
+  EXPECT_EQ(churned.number("/tls/handshakes"), 40u);
+  const Metrics m = metrics(server);
+  EXPECT_EQ(m.value(metric::responses(200)), 340);
+  // Every connection's handshake on both sides: the runs' connections and
+  // each run's start-up check, which makes one without a request.
+  const double handshakes = m.value(handshakes_full) + m.value(handshakes_resumed);
+  EXPECT_EQ(handshakes, report.number("/tls/handshakes") + 40 + 2);
+  EXPECT_EQ(m.value(handshakes_resumed), churned.number("/tls/resumed"));
 }
 
 TEST_F(ServerTls, plain_http_on_the_https_port_is_answered_400_in_plain_http_and_closed) {
