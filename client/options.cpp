@@ -48,6 +48,7 @@ constexpr const char* usage_text =
     "      --unix-socket PATH  connect to this Unix-domain socket; the URL gives only the Host and path\n"
     "      --cacert FILE       https: trust this CA (PEM) instead of the system's store\n"
     "  -k, --insecure          https: do not verify the server's certificate or host name\n"
+    "      --no-sessionid      https: never resume a TLS session: every handshake is a full one\n"
     "      --requests-per-connection N  close each connection after N responses (its last request\n"
     "                          says Connection: close) and open a new one (default 0: keep them)\n"
     "      --connect-timeout T a connect (and its TLS handshake) not done by then is a timeout error\n"
@@ -135,7 +136,8 @@ constexpr Alias aliases[] = {
     {'4', "--ipv4"},        {'6', "--ipv6"},    {'k', "--insecure"},
 };
 
-constexpr std::string_view boolean_flags[] = {"--json", "--help", "--version", "--ipv4", "--ipv6", "--insecure"};
+constexpr std::string_view boolean_flags[] = {"--json",  "--help",     "--version",     "--ipv4",
+                                              "--ipv6", "--insecure", "--no-sessionid"};
 
 }  // namespace
 
@@ -244,6 +246,8 @@ ParseOutcome parse_options(int argc, char** argv, Options& out) {
         out.json = true;
       } else if (flag == "--insecure") {
         out.insecure = true;
+      } else if (flag == "--no-sessionid") {
+        out.no_sessionid = true;
       } else {
         const Family family = flag == "--ipv4" ? Family::ipv4 : Family::ipv6;
         if (out.family != Family::any && out.family != family) return fail("-4 and -6 are exclusive");
@@ -353,8 +357,9 @@ ParseOutcome parse_options(int argc, char** argv, Options& out) {
   out.url_defaulted = positional.empty();
   out.url = positional.empty() ? std::string(default_url) : std::string(positional[0]);
   if (const std::string error = parse_url(out.url, out.target); !error.empty()) return fail(error);
-  if (out.target.scheme != Scheme::https && (!out.cacert.empty() || out.insecure)) {
-    return fail(std::string(out.insecure ? "-k/--insecure" : "--cacert") + " is for https:// URLs");
+  if (out.target.scheme != Scheme::https && (!out.cacert.empty() || out.insecure || out.no_sessionid)) {
+    return fail(std::string(out.insecure ? "-k/--insecure" : out.no_sessionid ? "--no-sessionid" : "--cacert") +
+                " is for https:// URLs");
   }
   if (!out.unix_socket.empty() && (out.family != Family::any || !out.resolve.empty())) {
     return fail("--unix-socket connects to a path: no -4, -6 or --resolve with it");

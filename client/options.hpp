@@ -31,9 +31,11 @@ struct Options {
   std::vector<ResolveOverride> resolve;
   Family family = Family::any;
   std::string unix_socket;
-  // https://: --cacert (empty: the system's store), -k/--insecure.
+  // https://: --cacert (empty: the system's store), -k/--insecure,
+  // --no-sessionid (curl's name: no session resumed, every handshake full).
   std::string cacert;
   bool insecure = false;
+  bool no_sessionid = false;
   // --requests-per-connection: each connection closes after this many
   // responses (its last request says Connection: close); 0: never.
   std::uint32_t requests_per_connection = 0;

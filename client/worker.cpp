@@ -93,6 +93,7 @@ bool Worker<Backend>::setup() {
   if (options_.target.scheme == Scheme::https) {
     tls::ClientConfig config;
     config.verify = !options_.insecure;
+    config.resume = !options_.no_sessionid;
     config.ca_file = options_.cacert;
     std::string error;
     tls_ = tls::ClientContext::make(config, error);

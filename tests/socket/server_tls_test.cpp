@@ -117,12 +117,21 @@ TEST_F(ServerTls, our_client_over_https_and_the_server_count_the_same_requests_a
   const JsonReport churned(churn);
   EXPECT_EQ(churned.number("/requests"), 40u);
   EXPECT_EQ(churned.number("/tls/handshakes"), 40u);
+  EXPECT_GT(churned.number("/tls/resumed"), 0u);
+  // curl's --no-sessionid: every handshake a full one.
+  const ClientRun full = run_client({"-n", "20", "-c", "2", "--requests-per-connection", "1", "--no-sessionid",
+                                     "--json", "--cacert", certs_.files().ca_file, "--resolve",
+                                     "localhost:" + std::to_string(server.port()) + ":127.0.0.1", url});
+  ASSERT_EQ(full.exit_code, 0) << full.err << full.out;
+  const JsonReport fulls(full);
+  EXPECT_EQ(fulls.number("/tls/handshakes"), 20u);
+  EXPECT_EQ(fulls.number("/tls/resumed"), 0u);
   const Metrics m = metrics(server);
-  EXPECT_EQ(m.value(metric::responses(200)), 340);
+  EXPECT_EQ(m.value(metric::responses(200)), 360);
   // Every connection's handshake on both sides: the runs' connections and
   // each run's start-up check, which makes one without a request.
   const double handshakes = m.value(handshakes_full) + m.value(handshakes_resumed);
-  EXPECT_EQ(handshakes, report.number("/tls/handshakes") + 40 + 2);
+  EXPECT_EQ(handshakes, report.number("/tls/handshakes") + 40 + 20 + 3);
   EXPECT_EQ(m.value(handshakes_resumed), churned.number("/tls/resumed"));
 }
 
