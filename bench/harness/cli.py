@@ -308,7 +308,7 @@ def main(argv):
             rows = [r for r in all_rows(a.custom) if r in rows or r.id in controls]
             print(f"bench: adding {', '.join(controls)}: the control row(s) of the targets (ringhttp/database-read's "
                   "server CPU is held to json's + 3 µs of the same run, the open model's client CPU to the closed "
-                  "model's, the client's CPU over TLS to wrk's)", flush=True)
+                  "model's, the client's CPU over TLS to wrk's, ringhttp-tls's server CPU to nginx-tls's)", flush=True)
         rows = also_client_rows(rows, [name for name, _ in a.also_client])
     ctx = Context(a)
     if ctx.idle_error:
@@ -445,7 +445,7 @@ def main(argv):
     targets = judge_targets(summaries) if not a.axes else []
     text = "## Results\n\n" + text_table(header, body)
     targets_title = ("## Targets (issue 16: ringhttp's database rows, issue 17: the open model, issue 26: the client "
-                     "over TLS; against this run's own "
+                     "over TLS; ringhttp-tls's server CPU against nginx-tls's; against this run's own "
                      "rows, reported, not failed)")
     if targets:
         text += "\n\n" + targets_title + "\n\n" + "\n".join(t["line"] for t in targets)

@@ -69,6 +69,12 @@ OPEN_CLIENT_CPU_RATIO = 1.2
 TLS_CERTIFICATE_DAYS = 2
 TLS_CERTIFICATE_NAMES = "DNS:localhost, IP:127.0.0.1"
 TLS_CLIENT_CPU_RATIO = 0.6
+# ringhttp over HTTPS: its server CPU per request at most
+# TLS_SERVER_CPU_RATIO times nginx-tls's on kept-alive connections, and per
+# request on a new connection each (a handshake each) at most
+# TLS_HANDSHAKE_SERVER_CPU_RATIO times nginx-tls's, in the same run.
+TLS_SERVER_CPU_RATIO = 0.8
+TLS_HANDSHAKE_SERVER_CPU_RATIO = 1.0
 TLS_OPENSSL_WAIT_S = 30      # each openssl command, on a busy two-core machine
 # --rate-sweep's requested rates, rising past what one shard serves pipelined here.
 RATE_SWEEP_RATES = "250k,500k,1M,1.5M,2M,3M"

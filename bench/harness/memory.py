@@ -2,6 +2,7 @@
 import argparse
 import resource
 import socket
+import ssl
 import time
 
 from .constants import (
@@ -95,8 +96,9 @@ def holder_plan(limits, count_max):
     return [f"127.0.0.{2 + i}" for i in range(n)], per
 
 
-def open_idle(source, port):
-    """One keep-alive connection from `source`, one request answered on it."""
+def open_idle(source, port, tls=None):
+    """One keep-alive connection from `source`, one request answered on it;
+    over HTTPS (`tls`: an ssl.SSLContext) after a full handshake."""
     s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     try:
         # The port is picked at connect(), per destination, not at bind():
@@ -105,6 +107,8 @@ def open_idle(source, port):
         s.bind((source, 0))
         s.settimeout(IDLE_OPEN_TIMEOUT_S)
         s.connect(("127.0.0.1", port))
+        if tls is not None:
+            s = tls.wrap_socket(s, server_hostname="127.0.0.1")
         s.sendall(b"GET /plaintext HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
         status, _, _ = read_response(s, b"")
         if status != 200:
@@ -119,26 +123,29 @@ def still_open(sock):
     """Whether the peer has neither closed nor reset this connection (a FIN reads as b"")."""
     sock.setblocking(False)
     try:
-        return sock.recv(1, socket.MSG_PEEK) != b""
+        # The TCP stream itself, under TLS too: a peek at ciphertext.
+        return socket.socket.recv(sock, 1, socket.MSG_PEEK) != b""
     except BlockingIOError:
         return True
     except OSError:
         return False
 
 
-def holder_main(pipe, source):
+def holder_main(pipe, source, ca=None):
     """A holder's loop: ("open", port, total) opens connections until it holds
-    `total`; ("held",) counts those still open; ("close",) closes them all."""
+    `total`; ("held",) counts those still open; ("close",) closes them all.
+    `ca`: the run's CA, for an HTTPS server."""
     socks = []
+    tls = ssl.create_default_context(cafile=ca) if ca else None
     while True:
         cmd = pipe.recv()
         if cmd[0] == "open":
             _, port, total = cmd
             try:
                 while len(socks) < total:
-                    socks.append(open_idle(source, port))
+                    socks.append(open_idle(source, port, tls))
                 pipe.send(("ok", len(socks)))
-            except (OSError, ValueError, IndexError) as e:
+            except (OSError, ValueError, IndexError, ssl.SSLError) as e:
                 pipe.send(("error", f"from {source}, connection {len(socks) + 1}: {e or type(e).__name__}"))
         elif cmd[0] == "held":
             pipe.send(("ok", sum(still_open(s) for s in socks)))
@@ -152,13 +159,13 @@ def holder_main(pipe, source):
 class Holders:
     """The holder processes of one memory row, started for it and stopped after."""
 
-    def __init__(self, sources):
+    def __init__(self, sources, ca=None):
         import multiprocessing
         fork = multiprocessing.get_context("fork")
         self.pipes, self.procs = [], []
         for source in sources:
             mine, theirs = fork.Pipe()
-            p = fork.Process(target=holder_main, args=(theirs, source), daemon=True)
+            p = fork.Process(target=holder_main, args=(theirs, source, ca), daemon=True)
             p.start()
             theirs.close()
             self.pipes.append(mine)
@@ -211,11 +218,11 @@ def memory_per_connection(ctx, server, variant):
     The slope is the growth from the previous reading divided by the
     connections held added since, so a figure that holds as the count grows
     shows as a slope equal to it."""
-    extra = ("--connections-max", str(ctx.server_connections)) if server.name == "ringhttp" else ()
+    extra = ("--connections-max", str(ctx.server_connections)) if server.name.startswith("ringhttp") else ()
     record = {"rss_before": None, "points": [], "sources": ctx.holder_sources,
               "holder_connections_max": ctx.holder_connections_max}
     running = Running(ctx, server, variant, extra)
-    holders = Holders(ctx.holder_sources)
+    holders = Holders(ctx.holder_sources, ctx.certificates().ca if server.tls else None)
     try:
         holders.open_to(running.port, 1)
         time.sleep(MEMORY_SETTLE_S / 2)

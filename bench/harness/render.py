@@ -4,6 +4,7 @@ import shutil
 import subprocess
 
 from .memory import largest_count_reason
+from .constants import TLS_HANDSHAKE_SERVER_CPU_RATIO, TLS_SERVER_CPU_RATIO
 from .summary import fmt, ratio_base, with_range
 
 
@@ -99,9 +100,14 @@ def connection_notes(rows, summaries):
         "connections, the request each carried included. The server's log: every connection nginx-tls logged over "
         "the row's runs (warm-up and the harness's start-up check included), and the sessions it resumed."]
     ids = {r.id for r in rows}
-    for tls_row, plain_row, per in (("nginx-tls/plaintext", "nginx/plaintext", "request"),
-                                    ("nginx-tls/handshake", "nginx/handshake", "connection")):
-        if tls_row not in ids or plain_row not in ids:
+    for row in rows:
+        # Each TLS row driven by ringhttp's client beside the same load over
+        # plain HTTP (its server's name without -tls), where that row ran.
+        if not row.server.tls or row.generator != "client" or row.client or not row.server.name.endswith("-tls"):
+            continue
+        tls_row = row.id
+        plain_row = row.id.replace(row.server.name, row.server.name[:-len("-tls")], 1)
+        if plain_row not in ids:
             continue
         t, p = summaries[tls_row], summaries[plain_row]
         parts = []
@@ -110,9 +116,38 @@ def connection_notes(rows, summaries):
                 parts.append(f"the {side}'s {t[key][0]:.2f} µs against {p[key][0]:.2f} ({t[key][0] - p[key][0]:+.2f} "
                              f"µs, {t[key][0] / p[key][0]:.2f}×)")
         if parts:
+            per = "connection" if row.workload.requests_per_connection else "request"
             notes.append(f"What TLS adds per {per} ({tls_row} against {plain_row}, ringhttp's client, CPU µs per "
                          f"request): " + "; ".join(parts) + ".")
+    notes += tls_server_comparison(ids, summaries)
     return notes
+
+
+def tls_server_comparison(ids, summaries):
+    """ringhttp-tls's server CPU per request ÷ nginx-tls's on the same load,
+    the same client, with the goal each has (summary.TLS_TARGETS): kept
+    alive, with a handshake per request (resumed as the client resumes
+    them: the share of each is given where the client counted it), and
+    with a full handshake per request (the goal's row)."""
+    figures = []
+    for workload, goal in (("plaintext", TLS_SERVER_CPU_RATIO), ("json", None), ("handshake", None),
+                           ("handshake-full", TLS_HANDSHAKE_SERVER_CPU_RATIO)):
+        ours, theirs = f"ringhttp-tls/{workload}", f"nginx-tls/{workload}"
+        if ours not in ids or theirs not in ids:
+            continue
+        o, n = summaries[ours]["server_cpu_us"], summaries[theirs]["server_cpu_us"]
+        if not o or not n:
+            continue
+        text = f"{workload} {o[0]:.2f} µs against {n[0]:.2f} ({o[0] / n[0]:.2f}×" + (
+            f", goal ≤ {goal:.2f}×" if goal else "")
+        shares = [summaries[r].get("resumed_share") for r in (ours, theirs)]
+        if workload == "handshake" and all(shares):
+            text += f"; sessions resumed {shares[0][0]:.1%} and {shares[1][0]:.1%}"
+        figures.append(text + ")")
+    if not figures:
+        return []
+    return ["ringhttp-tls server CPU per request ÷ nginx-tls's (ringhttp's client, medians): " + "; ".join(figures)
+            + "."]
 
 
 def text_table(header, body):

@@ -4,7 +4,8 @@ import sys
 
 from .constants import DB_POOL, DB_POOLS_COMPARED, SERVER_CPUS
 from .workloads import WORKLOADS, Workload
-from .servers import Floor, H2o, Nginx, NginxTls, Node, NodePg, Pgbench, Ringhttp, Server
+from .servers import (Floor, H2o, H2oTls, Nginx, NginxTls, Node, NodePg, NodeTls, Pgbench, Ringhttp,
+                      RinghttpTls, Server)
 
 
 # Rows: a server (perhaps a variant of it), a workload, a generator.
@@ -49,7 +50,8 @@ class Row:
         return self.server.name + (f":{self.variant.name}" if self.variant else "")
 
 
-SERVERS = [Floor("epoll"), Floor("uring"), Ringhttp(), Nginx(), NginxTls(), H2o(), Node(), NodePg(), Pgbench()]
+SERVERS = [Floor("epoll"), Floor("uring"), Ringhttp(), RinghttpTls(), Nginx(), NginxTls(), H2o(), H2oTls(),
+           Node(), NodeTls(), NodePg(), Pgbench()]
 BY_NAME = {s.name: s for s in SERVERS}
 
 # The default run: about thirteen minutes (3 x 13 s per row, plus start-ups).
@@ -64,12 +66,18 @@ WRK_ROWS = [("ringhttp", "plaintext"), ("ringhttp", "pipelined"), ("ringhttp", "
             ("floor-uring", "plaintext"), ("floor-uring", "pipelined"),
             ("nginx-tls", "plaintext"), ("nginx-tls", "handshake")]
 # Named selections for --only, beside row ids and server, workload and
-# generator names. tls: nginx over HTTPS kept alive and with a handshake per
-# request, each driven by ringhttp's client and by wrk, and the same two
-# loads over plain HTTP (what TLS adds to each is the difference).
+# generator names. tls: ringhttp, nginx, h2o and node over HTTPS, kept
+# alive and (but node) with a handshake per request (nginx's driven by
+# ringhttp's client and by wrk), and the same loads over plain HTTP where
+# the plain server has them (what TLS adds to each is the difference).
 GROUPS = {
-    "tls": ("nginx-tls/plaintext", "nginx-tls/plaintext/wrk", "nginx-tls/handshake", "nginx-tls/handshake/wrk",
-            "nginx/plaintext", "nginx/handshake"),
+    "tls": ("ringhttp-tls/plaintext", "ringhttp-tls/json", "ringhttp-tls/handshake", "ringhttp-tls/handshake-full",
+            "ringhttp/plaintext", "ringhttp/json", "ringhttp/handshake",
+            "nginx-tls/plaintext", "nginx-tls/json", "nginx-tls/plaintext/wrk", "nginx-tls/handshake",
+            "nginx-tls/handshake-full", "nginx-tls/handshake/wrk", "nginx/plaintext", "nginx/json", "nginx/handshake",
+            "h2o-tls/plaintext", "h2o-tls/json", "h2o-tls/handshake", "h2o-tls/handshake-full", "h2o/plaintext",
+            "h2o/json",
+            "node-tls/plaintext", "node-tls/json", "node/plaintext", "node/json"),
 }
 
 JEMALLOC = "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2"          # Debian libjemalloc2

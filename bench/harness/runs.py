@@ -49,6 +49,8 @@ def client_argv(ctx, row, port, server_pid):
         argv += ["--requests-per-connection", str(w.requests_per_connection)]
     if row.server.tls:
         argv += ["--cacert", ctx.certificates().ca]
+        if not w.tls_resume:
+            argv.append("--no-sessionid")
     if row.variant:
         argv += list(row.variant.client_args)
     return argv + [row.server.url(port, w.path)]
@@ -280,7 +282,7 @@ def measure(ctx, row, right_answer=True, window=None):
                 database_cpu = DatabaseCpu(ctx.database(), ctx.duration)
                 readers.append(database_cpu)
             if row.server.counts_syscalls:
-                syscalls = ServerSyscalls(running.port)
+                syscalls = ServerSyscalls(running.port, ctx.client_tls() if row.server.tls else None)
                 readers.append(syscalls)
             if readers:
                 def window(generator, pid, warmup_s):

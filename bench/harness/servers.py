@@ -84,8 +84,9 @@ class Ringhttp(Server):
     name = "ringhttp"
     kind = "ours"
     counts_syscalls = True
-    # Every workload; the database ones with --db and --db-pool (database_args).
-    workloads = tuple(WORKLOADS)
+    # Every workload but the one that only HTTPS tells apart; the database
+    # ones with --db and --db-pool (database_args).
+    workloads = tuple(w for w in WORKLOADS if w != "handshake-full")
 
     def binary(self, ctx, build=None):
         return os.path.join(build or ctx.build, "server", "server")
@@ -124,6 +125,23 @@ class Ringhttp(Server):
         return code == 0  # documented: SIGTERM drains and exits 0
 
 
+class RinghttpTls(Ringhttp):
+    """ringhttp over HTTPS: the ringhttp rows' command with a certificate
+    from the run's own CA (--tls-cert, --tls-key), tickets on as nginx-tls
+    has them."""
+    name = "ringhttp-tls"
+    tls = True
+    workloads = ("plaintext", "json", "handshake", "handshake-full")
+
+    def missing(self, ctx):
+        return super().missing(ctx) or openssl_missing()
+
+    def command(self, ctx, port, rundir, variant):
+        argv, env = super().command(ctx, port, rundir, variant)
+        certificates = ctx.certificates()
+        return argv + ["--tls-cert", certificates.certificate, "--tls-key", certificates.key], env
+
+
 class Nginx(Server):
     name = "nginx"
     workloads = ("plaintext", "json", "stream-64k", "pipelined", "handshake")
@@ -160,11 +178,11 @@ class NginxTls(Nginx):
     """nginx over HTTPS: the nginx rows' configuration with TLS on its
     listener (bench/peers/nginx-tls.conf), a certificate from the run's own
     CA, and a log line per connection saying whether its session was
-    resumed. No memory row: nginx's idle connections are the nginx row's."""
+    resumed. Its memory row is over HTTPS: what an idle connection costs
+    with its TLS state, beside ringhttp-tls's."""
     name = "nginx-tls"
     tls = True
-    memory_row = False
-    workloads = ("plaintext", "handshake")
+    workloads = ("plaintext", "json", "handshake", "handshake-full")
     LOG = "tls-connections.log"
 
     def missing(self, ctx):
@@ -212,13 +230,65 @@ class H2o(Server):
         with open(os.path.join(PEERS, "h2o.conf")) as f:
             conf = f.read().replace("@PORT@", str(port)).replace("@DOCROOT@", docroot)
         conf = conf.replace("@CONNECTIONS@", str(ctx.server_connections))  # the memory row's largest count fits
+        top, listen = self.tls_lines(ctx)
+        conf = conf.replace("@TLS_GLOBAL@\n", top).replace("@TLS_LISTEN@\n", listen)
         path = os.path.join(rundir, "h2o.conf")
         with open(path, "w") as f:
             f.write(conf)
         return [shutil.which("h2o"), "-c", path], {}
 
+    def tls_lines(self, ctx):
+        """What h2o.conf's @TLS_GLOBAL@ and @TLS_LISTEN@ lines become: nothing, over plain HTTP."""
+        return "", ""
+
     def version(self, ctx):
         return first_line(["h2o", "--version"])
+
+
+class H2oTls(H2o):
+    """h2o over HTTPS: the h2o rows' configuration (the same static files)
+    with TLS on its listener (bench/peers/h2o-tls.conf: TLS 1.2 and 1.3,
+    session tickets and h2o's internal session cache) and a certificate
+    from the run's own CA. No connection log: h2o's access log has no
+    per-connection condition, and a line per request would be its own
+    cost; the client's report counts handshakes and resumed sessions.
+    Its memory row is over HTTPS, beside ringhttp-tls's and nginx-tls's."""
+    name = "h2o-tls"
+    tls = True
+    workloads = ("plaintext", "json", "handshake", "handshake-full")
+
+    def missing(self, ctx):
+        why = super().missing(ctx) or openssl_missing()
+        if why:
+            return why
+        # `h2o --version` names the OpenSSL it is built with; a build
+        # without one has no `ssl` listener option at all.
+        try:
+            built = subprocess.run(["h2o", "--version"], capture_output=True, text=True, timeout=10)
+        except (OSError, subprocess.TimeoutExpired) as e:
+            return f"h2o --version failed: {e}"
+        if "OpenSSL" not in built.stdout + built.stderr:
+            return "this h2o names no OpenSSL in `h2o --version`: it is built without TLS"
+        return None
+
+    def tls_lines(self, ctx):
+        certificates = ctx.certificates()
+        with open(os.path.join(PEERS, "h2o-tls.conf")) as f:
+            text = f.read()
+        text = text.replace("@CERTIFICATE@", certificates.certificate).replace("@KEY@", certificates.key)
+        top, marker, listen = text.partition("#@LISTEN@\n")
+        if not marker:
+            raise StartError("bench/peers/h2o-tls.conf has no #@LISTEN@ line between its top-level and listener "
+                             "parts")
+        return top, listen
+
+    def version(self, ctx):
+        # Its second line names the TLS library it was built with.
+        try:
+            out = subprocess.run(["h2o", "--version"], capture_output=True, text=True, timeout=10)
+        except (OSError, subprocess.TimeoutExpired):
+            return "not found"
+        return "; ".join(line.strip() for line in (out.stdout + out.stderr).splitlines()[:2]) or "unknown"
 
 
 class Node(Server):
@@ -233,6 +303,41 @@ class Node(Server):
 
     def version(self, ctx):
         return "node " + first_line(["node", "--version"])
+
+
+class NodeTls(Node):
+    """node:https, the seeds' baseline over HTTPS: the node rows' script
+    (bench/peers/node_http.js, the same routes) given the run's certificate
+    and key, signed by its own CA, on its command line; node's TLS defaults
+    (TLS 1.2 and 1.3, session tickets on). Its rows are the node rows' that
+    the TLS group compares: plaintext and json. Its memory row is over
+    HTTPS, beside the other TLS servers'."""
+    name = "node-tls"
+    tls = True
+    workloads = ("plaintext", "json")
+
+    def missing(self, ctx):
+        why = super().missing(ctx) or openssl_missing()
+        if why:
+            return why
+        # A node built without OpenSSL (./configure --without-ssl) has no node:https.
+        try:
+            built = subprocess.run(["node", "-p", "process.versions.openssl || ''"], capture_output=True, text=True,
+                                   timeout=10)
+        except (OSError, subprocess.TimeoutExpired) as e:
+            return f"node -p process.versions.openssl failed: {e}"
+        if built.returncode != 0 or not built.stdout.strip():
+            return "this node has no OpenSSL (process.versions.openssl is empty): it is built without node:https"
+        return None
+
+    def command(self, ctx, port, rundir, variant):
+        argv, env = super().command(ctx, port, rundir, variant)
+        certificates = ctx.certificates()
+        return argv + [certificates.certificate, certificates.key], env
+
+    def version(self, ctx):
+        return (super().version(ctx) + ", OpenSSL "
+                + first_line(["node", "-p", "process.versions.openssl"]))
 
 
 class NodePg(Server):

@@ -3,7 +3,8 @@ import collections
 import dataclasses
 import statistics
 
-from .constants import OPEN_CLIENT_CPU_RATIO, OPEN_RATE_TOLERANCE, TLS_CLIENT_CPU_RATIO
+from .constants import (OPEN_CLIENT_CPU_RATIO, OPEN_RATE_TOLERANCE, TLS_CLIENT_CPU_RATIO,
+                        TLS_HANDSHAKE_SERVER_CPU_RATIO, TLS_SERVER_CPU_RATIO)
 from .workloads import LADDER, SEEDS_LADDER
 from .rows import axis_base
 
@@ -192,9 +193,18 @@ OPEN_MODEL_TARGETS = [
 # Issue 26's target for the client over HTTPS: its own CPU per request at
 # most TLS_CLIENT_CPU_RATIO times wrk's on the same load (nginx over TLS,
 # kept-alive connections), judged within one run; wrk's row is the control.
+# And ringhttp's server over HTTPS against nginx's on the same loads, the
+# same client: its CPU per request at most TLS_SERVER_CPU_RATIO times
+# nginx-tls's kept alive, and per full handshake (a new connection per
+# request, no session resumed) at most TLS_HANDSHAKE_SERVER_CPU_RATIO
+# times; nginx-tls's rows are the controls.
 TLS_TARGETS = [
     Target("nginx-tls/plaintext", "client_cpu_us", "nginx-tls/plaintext/wrk", "at most", TLS_CLIENT_CPU_RATIO,
            "client CPU µs/req", control=True),
+    Target("ringhttp-tls/plaintext", "server_cpu_us", "nginx-tls/plaintext", "at most", TLS_SERVER_CPU_RATIO,
+           "server CPU µs/req", control=True),
+    Target("ringhttp-tls/handshake-full", "server_cpu_us", "nginx-tls/handshake-full", "at most",
+           TLS_HANDSHAKE_SERVER_CPU_RATIO, "server CPU µs/req", control=True),
 ]
 TARGETS = DATABASE_TARGETS + OPEN_MODEL_TARGETS + TLS_TARGETS
 

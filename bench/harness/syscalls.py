@@ -28,13 +28,14 @@ class ServerSyscalls:
     same for both counts. The readings' own two requests are in the window:
     a few system calls among millions."""
 
-    def __init__(self, port):
+    def __init__(self, port, tls=None):
         self.port = port
+        self.tls = tls  # an ssl.SSLContext for an HTTPS server
         self.before = None
         self.per_request = None
 
     def read(self):
-        answer = get_once(self.port, "/metrics", time.monotonic() + METRICS_WAIT_S)
+        answer = get_once(self.port, "/metrics", time.monotonic() + METRICS_WAIT_S, self.tls)
         return metrics_totals(answer[1]) if answer and answer[0] == 200 else None
 
     def begin(self):

@@ -46,6 +46,9 @@ class Workload:
     # Each connection closes after this many responses, its last request
     # saying Connection: close, and a new one opens (0: kept for the run).
     requests_per_connection: int = 0
+    # Over HTTPS: offer the session the server gave (resumed handshakes);
+    # False: never (--no-sessionid), every handshake a full one.
+    tls_resume: bool = True
 
 
 def b64url(data):
@@ -80,6 +83,9 @@ WORKLOADS = {w.name: w for w in [
     Workload("handshake", "/plaintext", "GET /plaintext, one request per connection (it says Connection: close): "
              "each request pays for a new TCP connection and, over HTTPS, a TLS handshake", PLAINTEXT,
              requests_per_connection=1),
+    Workload("handshake-full", "/plaintext", "handshake, over HTTPS without resuming a session (--no-sessionid): "
+             "every connection pays for a full TLS handshake, a private-key signature included", PLAINTEXT,
+             requests_per_connection=1, tls_resume=False),
     # The seeds' ladder: plaintext and json above, then each rung adds one piece.
     Workload("ping", "/ping", 'GET /ping: {"ok":true} from the route table', PING_BODY, ladder=True),
     Workload("middleware", "/mw/ping", "GET /mw/ping: the ping route behind security headers, CORS (an allowed "
