@@ -195,6 +195,7 @@ CHECKS = {
     "database-read": (1, "application/json", db_read_body),
     "database-write": (1, "application/json", db_write_body),
     "handshake": (1, "text/plain", plaintext_body),  # and closed_after_one
+    "handshake-full": (1, "text/plain", plaintext_body),  # the same answers; the client offers no session
 }
 
 
