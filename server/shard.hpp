@@ -189,6 +189,7 @@ class Shard final : public ShardBase, private db::Driver, private db::Sink {
   void wait_for_output(Connection& conn);
   void flush(Connection& conn);
   [[gnu::noinline]] void send_pending(Connection& conn);
+  std::uint64_t prepare_batch(Connection& conn);
   void on_send(Connection& conn, const io::Completion& c);
   void on_send_notification(Connection& conn, const io::Completion& c);
   void after_output_progress(Connection& conn);

@@ -35,20 +35,32 @@ void Shard<Backend>::flush(Connection& conn) {
 // made room, and most find nothing to send.
 template <typename Backend>
 void Shard<Backend>::send_pending(Connection& conn) {
-  const auto [n, total, retires, stream_bytes] =
-      build_send_batch(conn.output->out, conn.written_responses, date_.line(), conn.output->iov,
-                       send_.mode == SendMode::zc ? std::span<char>() : std::span<char>(conn.output->staging));
+  const std::uint64_t total = prepare_batch(conn);
   if (total == 0) return;  // the first unsent response waits for a database result
-  conn.output->msg = msghdr{};
-  conn.output->msg.msg_iov = conn.output->iov.data();
-  conn.output->msg.msg_iovlen = n;
-  conn.send_retires = retires;
-  conn.send_stream_bytes = stream_bytes;
   // With zc every byte the iovecs point at stays as it is until the send's
   // notification (release_written waits for it).
   engine_.send_message(conn, &conn.output->msg, total);
   conn.send_progress_ms = now_ms_;
   counters_.sends.add();
+}
+
+// The next batch of queued responses as the output block's msghdr (its
+// iovecs), and what it retires once written; its bytes, 0 when the first
+// unsent response waits for a database result. Both plain sends and TLS's
+// encryption start here.
+template <typename Backend>
+std::uint64_t Shard<Backend>::prepare_batch(Connection& conn) {
+  OutputBlock& out = *conn.output;
+  const auto [n, total, retires, stream_bytes] =
+      build_send_batch(out.out, conn.written_responses, date_.line(), out.iov,
+                       send_.mode == SendMode::zc ? std::span<char>() : std::span<char>(out.staging));
+  if (total == 0) return 0;
+  out.msg = msghdr{};
+  out.msg.msg_iov = out.iov.data();
+  out.msg.msg_iovlen = n;
+  conn.send_retires = retires;
+  conn.send_stream_bytes = stream_bytes;
+  return total;
 }
 
 template <typename Backend>

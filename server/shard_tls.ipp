@@ -16,7 +16,6 @@
 #include <cstring>
 
 #include "core/io/send_cursor.hpp"
-#include "server/send_batch.hpp"
 
 namespace ringhttp::server {
 namespace tls_detail {
@@ -182,17 +181,8 @@ void Shard<Backend>::tls_flush(Connection& conn) {
   OutputBlock& out = *conn.output;
   const bool can_write = conn.tls.handshake_done() && !conn.tls.failed() && !conn.tls.close_queued();
   if (!out.tls_batch && can_write && out.out.size() > conn.written_responses) {
-    const auto [n, total, retires, stream_bytes] =
-        build_send_batch(out.out, conn.written_responses, date_.line(), out.iov, out.staging);
-    if (total > 0) {  // else the first unsent response waits for a database result
-      out.msg = msghdr{};
-      out.msg.msg_iov = out.iov.data();
-      out.msg.msg_iovlen = n;
-      out.tls_plain_left = total;
-      out.tls_batch = true;
-      conn.send_retires = retires;
-      conn.send_stream_bytes = stream_bytes;
-    }
+    out.tls_plain_left = prepare_batch(conn);  // 0: the first unsent response waits for a database result
+    out.tls_batch = out.tls_plain_left > 0;
   }
   if (can_write && out.tls_plain_left > 0) {
     tls::Wire wire{nullptr, 0, out.tls_out.data(), out.tls_len, out.tls_out.size()};

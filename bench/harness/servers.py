@@ -50,6 +50,16 @@ class Server:
         return None
 
 
+def build_lacks(argv, marker, why):
+    """`why` when what `argv` prints about its build does not name `marker`
+    (a server built without TLS), or why it could not run; else None."""
+    try:
+        built = subprocess.run(argv, capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return f"{' '.join(argv)} failed: {e}"
+    return None if marker in built.stdout + built.stderr else why
+
+
 def first_line(argv):
     try:
         out = subprocess.run(argv, capture_output=True, text=True, timeout=10)
@@ -189,13 +199,8 @@ class NginxTls(Nginx):
         why = super().missing(ctx) or openssl_missing()
         if why:
             return why
-        try:
-            built = subprocess.run(["nginx", "-V"], capture_output=True, text=True, timeout=10)
-        except (OSError, subprocess.TimeoutExpired) as e:
-            return f"nginx -V failed: {e}"
-        if "--with-http_ssl_module" not in built.stdout + built.stderr:
-            return "this nginx has no http_ssl_module (Debian's nginx-light has it)"
-        return None
+        return build_lacks(["nginx", "-V"], "--with-http_ssl_module",
+                           "this nginx has no http_ssl_module (Debian's nginx-light has it)")
 
     def tls_lines(self, ctx, rundir):
         certificates = ctx.certificates()
@@ -263,13 +268,8 @@ class H2oTls(H2o):
             return why
         # `h2o --version` names the OpenSSL it is built with; a build
         # without one has no `ssl` listener option at all.
-        try:
-            built = subprocess.run(["h2o", "--version"], capture_output=True, text=True, timeout=10)
-        except (OSError, subprocess.TimeoutExpired) as e:
-            return f"h2o --version failed: {e}"
-        if "OpenSSL" not in built.stdout + built.stderr:
-            return "this h2o names no OpenSSL in `h2o --version`: it is built without TLS"
-        return None
+        return build_lacks(["h2o", "--version"], "OpenSSL",
+                           "this h2o names no OpenSSL in `h2o --version`: it is built without TLS")
 
     def tls_lines(self, ctx):
         certificates = ctx.certificates()
