@@ -288,9 +288,11 @@ void Shard<Backend>::pause_input(Connection& conn) {
 
 template <typename Backend>
 bool Shard<Backend>::can_take_more(const Connection& conn) const {
-  // Unsent output is what the send in flight has left (the queue behind it
-  // is bounded by its length, and its bodies live elsewhere).
-  const bool output_backlog = conn.send_inflight && conn.send_left >= options_.output_bytes_max;
+  // Unsent output is what the send in flight has left, and over TLS the
+  // rest of its batch, not yet encrypted (the queue behind it is bounded by
+  // its length, and its bodies live elsewhere).
+  const std::uint64_t tls_left = conn.output != nullptr ? conn.output->tls_plain_left : 0;
+  const bool output_backlog = conn.send_inflight && conn.send_left + tls_left >= options_.output_bytes_max;
   // The next request must find room for every response it may queue.
   const bool room = Connection::responses_max - conn.output_size() >= Connection::responses_per_request_max;
   return room && !conn.metrics_queued && !output_backlog && !conn.waiting_output;
