@@ -33,9 +33,11 @@ struct Probe {
 // with EMFILE) and this connection is still in the listen queue. Nothing
 // closes a connection while the probes run, so that state lasts until the
 // test closes some. No clock decides it: a slow server is waited for.
+// Over TLS the request waits for the handshake, which waits for the accept:
+// the server's answer to the ClientHello is then the event.
 Probe probe(std::uint16_t port, pid_t server_pid) {
-  Connection connection(port);
-  connection.send_all(get("/plaintext"));
+  Connection connection(port, ConnectOptions{.defer_tls_handshake = true});
+  if (!connection.tls()) connection.send_all(get("/plaintext"));
   bool stuck = false;
   const bool settled = eventually([&] {
     if (input_ready(connection)) return true;
@@ -47,6 +49,7 @@ Probe probe(std::uint16_t port, pid_t server_pid) {
   });
   if (!settled) throw std::runtime_error("a probe connection was neither answered nor stuck in the listen queue");
   if (stuck) return {std::move(connection), false};
+  if (connection.tls()) connection.send_all(get("/plaintext"));
   const bool served = is_plaintext_ok(connection.read_response());
   return {std::move(connection), served};
 }
@@ -78,6 +81,7 @@ TEST(FdExhaustion, server_survives_running_out_of_fds_and_recovers) {
   // sent long ago and must now be answered. The server must first see the
   // closes and wait out its accept backoff: a generous bound, not a threshold.
   waiting->set_timeout(30s);
+  if (waiting->tls()) waiting->send_all(get("/plaintext"));  // once accepted, after its handshake
   EXPECT_TRUE(is_plaintext_ok(waiting->read_response())) << "the backlogged connection was never served";
   // Accepting resumes on the server's next tick after the backoff; a new
   // connection is answered then (a stuck probe here would mean it never does).

@@ -25,6 +25,7 @@ namespace {
 const std::string lent = "ringhttp_output_blocks_lent";
 const std::string waits = "ringhttp_output_block_waits_total";
 const std::string refusals = "ringhttp_output_block_refusals_total";
+const std::string tls_timeouts = "ringhttp_tls_handshakes_failed_total{reason=\"timeout\"}";
 
 // A response far larger than loopback's socket buffers with a 4 KiB
 // receive window: its send stays in flight until the reader reads.
@@ -93,8 +94,10 @@ TEST(OutputBlocks, connections_beyond_the_pool_wait_their_turn_and_are_answered_
   const std::uint16_t metrics = *server.metrics_port();
   std::vector<Connection> readers;
   for (int i = 0; i < 4; ++i) {
-    readers.emplace_back(server.port(), small_window);
-    readers.back().send_all(get(stream_path(stalled_bytes)));
+    readers.emplace_back(server.port(), ConnectOptions{.receive_buffer_bytes = 4096, .defer_tls_handshake = true});
+    // Over TLS the waiters wait at their handshake, whose first flight
+    // needs a block too: their requests go once they are served.
+    if (i < 2 || !readers.back().tls()) readers.back().send_all(get(stream_path(stalled_bytes)));
   }
   // Two streams hold the two blocks, stalled; the two others wait.
   ASSERT_TRUE(eventually([&] {
@@ -102,7 +105,9 @@ TEST(OutputBlocks, connections_beyond_the_pool_wait_their_turn_and_are_answered_
     return m.value(lent) == 2 && m.value(waits) == 2;
   }));
   // Reading frees blocks; the waiters get them in turn and are answered.
-  for (auto& reader : readers) {
+  for (std::size_t i = 0; i < readers.size(); ++i) {
+    Connection& reader = readers[i];
+    if (i >= 2 && reader.tls()) reader.send_all(get(stream_path(stalled_bytes)));
     const Response head = reader.read_head();
     ASSERT_EQ(head.status, 200);
     ASSERT_EQ(head.content_length(), stalled_bytes);
@@ -124,11 +129,17 @@ TEST(OutputBlocks, a_waiter_is_closed_after_the_header_timeout_and_the_holder_is
   Connection holder(server.port(), small_window);
   holder.send_all(get(stream_path(stalled_bytes)));
   ASSERT_TRUE(eventually([&] { return scrape_metrics(metrics).value(lent) == 1; }));
-  Connection waiter(server.port());
-  waiter.send_all(get("/plaintext"));
+  // Over TLS the waiter waits at its handshake (its first flight needs a
+  // block), and is closed at the handshake's deadline, which is the header
+  // timeout here: counted as a handshake that timed out.
+  Connection waiter(server.port(), {.defer_tls_handshake = true});
+  if (!waiter.tls()) waiter.send_all(get("/plaintext"));
   ASSERT_TRUE(eventually([&] { return scrape_metrics(metrics).value(waits) == 1; }));
   // Closed unanswered once it has waited --header-timeout-ms.
-  EXPECT_TRUE(eventually([&] { return scrape_metrics(metrics).value(refusals) == 1; }));
+  EXPECT_TRUE(eventually([&] {
+    const Metrics m = scrape_metrics(metrics);
+    return waiter.tls() ? m.value(tls_timeouts) == 1 && m.value(refusals) == 0 : m.value(refusals) == 1;
+  }));
   EXPECT_TRUE(waiter.expect_closed()) << "no answer: there was no block to make one in";
   const Response head = holder.read_head();
   ASSERT_EQ(head.status, 200);

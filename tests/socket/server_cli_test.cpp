@@ -109,31 +109,9 @@ TEST(ServerCli, cors_max_age_is_what_a_preflight_answers) {
 // One GET /mw/ping from the loopback address `source` on a connection of its
 // own; returns the status.
 int status_from(const std::string& source, std::uint16_t port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) throw std::runtime_error("socket failed");
-  sockaddr_in from{};
-  from.sin_family = AF_INET;
-  ::inet_pton(AF_INET, source.c_str(), &from.sin_addr);
-  sockaddr_in to{};
-  to.sin_family = AF_INET;
-  to.sin_port = htons(port);
-  to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  const timeval timeout{10, 0};
-  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&from), sizeof from) != 0 ||
-      ::connect(fd, reinterpret_cast<sockaddr*>(&to), sizeof to) != 0) {
-    ::close(fd);
-    throw std::runtime_error("cannot connect from " + source);
-  }
-  const std::string request = "GET /mw/ping HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
-  ::send(fd, request.data(), request.size(), MSG_NOSIGNAL);
-  std::string response;
-  char buf[4096];
-  ssize_t n;
-  while ((n = ::recv(fd, buf, sizeof buf, 0)) > 0) response.append(buf, std::size_t(n));
-  ::close(fd);
-  if (!response.starts_with("HTTP/1.1 ") || response.size() < 12) throw std::runtime_error("no status line");
-  return std::stoi(response.substr(9, 3));
+  Connection connection(port, {.timeout = std::chrono::seconds(10), .source_address = source});
+  connection.send_all("GET /mw/ping HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+  return connection.read_response().status;
 }
 
 // A budget of 2 per hour, so no token comes back during the test. The

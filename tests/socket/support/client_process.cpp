@@ -11,8 +11,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
+#include <string_view>
 
 #include "support/child_environment.hpp"
+#include "support/suite_tls.hpp"
 
 namespace socket_test {
 namespace {
@@ -30,6 +32,22 @@ std::string client_path() {
   return "build/client/client";
 }
 
+std::vector<std::string> with_suite_tls(std::vector<std::string> args) {
+  if (!suite_tls()) return args;
+  constexpr std::string_view plain = "http://127.0.0.1:";
+  for (std::string& a : args) {
+    if (!a.starts_with(plain)) continue;
+    const std::string_view rest = std::string_view(a).substr(plain.size());
+    const std::size_t digits = rest.find_first_not_of("0123456789");
+    const int port = std::atoi(std::string(rest.substr(0, digits)).c_str());
+    if (port <= 0 || port > 65535 || !is_tls_port(std::uint16_t(port))) continue;
+    a = "https://127.0.0.1:" + std::string(rest);  // the certificate names 127.0.0.1
+    args.insert(args.begin(), {"--cacert", suite_certificates().ca_file});
+    return args;
+  }
+  return args;
+}
+
 std::vector<std::string> with_suite_backend(std::vector<std::string> args) {
   const char* backend = std::getenv("RINGHTTP_CLIENT_BACKEND");
   if (backend == nullptr || *backend == '\0') return args;
@@ -43,7 +61,7 @@ std::vector<std::string> with_suite_backend(std::vector<std::string> args) {
 
 ClientRun run_client(const std::vector<std::string>& given_args, std::chrono::milliseconds deadline,
                      const std::vector<std::string>& env) {
-  const std::vector<std::string> args = with_suite_backend(given_args);
+  const std::vector<std::string> args = with_suite_tls(with_suite_backend(given_args));
   const std::string path = client_path();
   if (::access(path.c_str(), X_OK) != 0) throw errno_error("client binary " + path + " (set RINGHTTP_CLIENT)");
   // Everything execv needs is built before fork: the child makes

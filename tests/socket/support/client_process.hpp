@@ -28,4 +28,9 @@ std::string client_path();
 // own backend or --uring profile (tests of io_uring itself).
 std::vector<std::string> with_suite_backend(std::vector<std::string> args);
 
+// The client's arguments over HTTPS when the suite runs so
+// (support/suite_tls.hpp): a target http://127.0.0.1:PORT of a server
+// serving HTTPS for the suite becomes https://, with the run's CA.
+std::vector<std::string> with_suite_tls(std::vector<std::string> args);
+
 }  // namespace socket_test

@@ -3,21 +3,35 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <mutex>
 #include <stdexcept>
+#include <vector>
 #include <utility>
 
+#include "core/tls/session.hpp"
 #include "support/http_reader.hpp"
+#include "support/suite_tls.hpp"
 
 namespace socket_test {
 namespace {
 
+namespace tls = ringhttp::tls;
+
 constexpr std::size_t compact_bytes_min = 1 << 20;
+// Room for what one session call may write: a few full records.
+constexpr std::size_t tls_out_bytes = 4 * tls::wire_out_record_bytes;
+// Ciphertext gathered before a send, for a long send_all() over TLS.
+constexpr std::size_t tls_send_bytes_max = 1 << 20;
+
+// ClientContext::start is not safe from several threads at once.
+std::mutex tls_start_mutex;
 
 std::runtime_error errno_error(const std::string& what) {
   return std::runtime_error(what + ": " + std::strerror(errno));
@@ -50,8 +64,33 @@ std::string printable(std::string_view bytes, std::size_t max = 200) {
 
 }  // namespace
 
+struct Connection::Tls {
+  tls::Session session;
+  std::string in;  // ciphertext received and not yet given to the session
+  std::vector<char> out = std::vector<char>(tls_out_bytes);
+  std::vector<char> plain = std::vector<char>(tls::record_plaintext_bytes_max);
+  bool handshake_done = false;
+  bool closed = false;  // the server's close_notify, its FIN or a reset arrived
+  std::string closed_how;
+};
+
 Connection::Connection(std::uint16_t port, ConnectOptions options) {
-  fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_storage address{};
+  socklen_t address_len = 0;
+  if (auto* v4 = reinterpret_cast<sockaddr_in*>(&address);
+      ::inet_pton(AF_INET, options.address.c_str(), &v4->sin_addr) == 1) {
+    v4->sin_family = AF_INET;
+    v4->sin_port = htons(port);
+    address_len = sizeof *v4;
+  } else if (auto* v6 = reinterpret_cast<sockaddr_in6*>(&address);
+             ::inet_pton(AF_INET6, options.address.c_str(), &v6->sin6_addr) == 1) {
+    v6->sin6_family = AF_INET6;
+    v6->sin6_port = htons(port);
+    address_len = sizeof *v6;
+  } else {
+    throw std::runtime_error("not an IP address: " + options.address);
+  }
+  fd_ = ::socket(address.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd_ < 0) throw errno_error("socket");
   try {
     if (options.receive_buffer_bytes) {
@@ -71,12 +110,12 @@ Connection::Connection(std::uint16_t port, ConnectOptions options) {
         throw errno_error("bind to " + options.source_address);
       }
     }
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_port = htons(port);
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (::connect(fd_, reinterpret_cast<const sockaddr*>(&address), sizeof address) != 0) {
-      throw errno_error("connect to 127.0.0.1:" + std::to_string(port));
+    if (::connect(fd_, reinterpret_cast<const sockaddr*>(&address), address_len) != 0) {
+      throw errno_error("connect to " + options.address + " port " + std::to_string(port));
+    }
+    if (options.tls.value_or(is_tls_port(port))) {
+      start_tls();
+      if (!options.defer_tls_handshake) finish_handshake();
     }
   } catch (...) {
     close();
@@ -90,7 +129,8 @@ Connection::Connection(Connection&& other) noexcept
     : fd_(std::exchange(other.fd_, -1)),
       timeout_(other.timeout_),
       buffer_(std::move(other.buffer_)),
-      consumed_(std::exchange(other.consumed_, 0)) {}
+      consumed_(std::exchange(other.consumed_, 0)),
+      tls_(std::move(other.tls_)) {}
 
 Connection& Connection::operator=(Connection&& other) noexcept {
   if (this != &other) {
@@ -99,6 +139,7 @@ Connection& Connection::operator=(Connection&& other) noexcept {
     timeout_ = other.timeout_;
     buffer_ = std::move(other.buffer_);
     consumed_ = std::exchange(other.consumed_, 0);
+    tls_ = std::move(other.tls_);
   }
   return *this;
 }
@@ -110,7 +151,7 @@ void Connection::set_timeout(std::chrono::milliseconds timeout) {
   set_option(fd_, SOL_SOCKET, SO_SNDTIMEO, tv, "SO_SNDTIMEO");
 }
 
-void Connection::send_all(std::string_view bytes) {
+void Connection::send_raw(std::string_view bytes) {
   while (!bytes.empty()) {
     const ssize_t n = ::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL);
     if (n < 0 && errno == EINTR) continue;
@@ -123,24 +164,183 @@ void Connection::send_all(std::string_view bytes) {
   }
 }
 
+std::string Connection::wire_bytes(std::string_view plaintext) {
+  if (tls_ == nullptr) return std::string(plaintext);
+  finish_handshake();
+  if (tls_->closed) throw std::runtime_error("the server closed the connection (" + tls_->closed_how + ")");
+  std::string ciphertext;
+  while (!plaintext.empty()) {
+    tls::Wire wire{nullptr, 0, tls_->out.data(), 0, tls_->out.size()};
+    const std::size_t taken = tls_->session.write(wire, plaintext.data(), plaintext.size());
+    if (taken == 0) throw std::runtime_error("TLS write failed: " + tls_->session.error_reason());
+    ciphertext.append(wire.out, wire.out_len);
+    plaintext.remove_prefix(taken);
+  }
+  return ciphertext;
+}
+
+void Connection::send_all(std::string_view bytes) {
+  if (tls_ == nullptr) return send_raw(bytes);
+  // In pieces, so that a long send does not hold all its ciphertext at once.
+  while (!bytes.empty()) {
+    const std::string_view piece = bytes.substr(0, tls_send_bytes_max);
+    send_raw(wire_bytes(piece));
+    bytes.remove_prefix(piece.size());
+  }
+}
+
+void Connection::start_tls() {
+  tls_ = std::make_unique<Tls>();
+  {
+    const std::lock_guard lock(tls_start_mutex);
+    std::string error;
+    if (!suite_tls_client().start(tls_->session, "localhost", error)) {
+      throw std::runtime_error("TLS session: " + error);
+    }
+  }
+  step_handshake();  // the ClientHello leaves now
+}
+
+bool Connection::step_handshake() {
+  while (true) {
+    tls::Wire wire{tls_->in.data(), tls_->in.size(), tls_->out.data(), 0, tls_->out.size()};
+    const tls::Session::Status status = tls_->session.handshake(wire);
+    const std::size_t consumed = tls_->in.size() - wire.in_len;
+    tls_->in.erase(0, consumed);
+    if (wire.out_len > 0 && !send_during_handshake({wire.out, wire.out_len})) return true;
+    switch (status) {
+      case tls::Session::Status::done: tls_->handshake_done = true; return true;
+      case tls::Session::Status::want_io: break;
+      case tls::Session::Status::closed:
+      case tls::Session::Status::error:
+        throw std::runtime_error("TLS handshake failed: " + tls_->session.error_reason());
+    }
+    if (consumed == 0 || tls_->in.empty()) return false;  // it needs more from the server
+  }
+}
+
+bool Connection::send_during_handshake(std::string_view bytes) {
+  while (!bytes.empty()) {
+    const ssize_t n = ::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EPIPE || errno == ECONNRESET)) {
+      // The server closed at once (a full table refuses newcomers so): the
+      // connection reads as closed, as a plain one would.
+      tls_->closed = true;
+      tls_->closed_how = std::string("during the TLS handshake: ") + std::strerror(errno);
+      return false;
+    }
+    if (n < 0) send_raw(bytes);  // reports the error
+    bytes.remove_prefix(static_cast<std::size_t>(n));
+  }
+  return true;
+}
+
+void Connection::finish_handshake() {
+  char chunk[16 * 1024];
+  while (!tls_->handshake_done && !tls_->closed) {
+    if (step_handshake()) continue;
+    const ssize_t n = recv_raw(chunk, sizeof chunk);
+    if (n == -EAGAIN) throw_recv_error(EAGAIN);
+    if (n <= 0) {
+      tls_->closed = true;
+      tls_->closed_how = n == 0 ? "EOF during the TLS handshake" : "reset during the TLS handshake";
+      return;
+    }
+    tls_->in.append(chunk, static_cast<std::size_t>(n));
+  }
+}
+
 void Connection::send_byte_by_byte(std::string_view bytes) {
   for (std::size_t i = 0; i < bytes.size(); ++i) send_all(bytes.substr(i, 1));
 }
 
+ssize_t Connection::recv_raw(char* into, std::size_t max) {
+  while (true) {
+    const ssize_t n = ::recv(fd_, into, max, 0);
+    if (n >= 0) return n;
+    if (errno == EINTR) continue;
+    return errno == EWOULDBLOCK ? -EAGAIN : -errno;
+  }
+}
+
+void Connection::throw_recv_error(int error) const {
+  if (error == EAGAIN) {
+    throw std::runtime_error("recv timed out after " + std::to_string(timeout_.count()) + " ms; unread: \"" +
+                             printable(std::string_view(buffer_).substr(consumed_)) + "\"");
+  }
+  errno = error;
+  throw errno_error("recv");
+}
+
+Connection::Decrypted Connection::decrypt_received() {
+  while (true) {
+    tls::Wire wire{tls_->in.data(), tls_->in.size(), tls_->out.data(), 0, tls_->out.size()};
+    std::size_t n = 0;
+    const tls::Session::Status status = tls_->session.read(wire, tls_->plain.data(), tls_->plain.size(), n);
+    const std::size_t consumed = tls_->in.size() - wire.in_len;
+    tls_->in.erase(0, consumed);
+    if (wire.out_len > 0) send_raw({wire.out, wire.out_len});
+    switch (status) {
+      case tls::Session::Status::done:
+        buffer_.append(tls_->plain.data(), n);
+        return Decrypted::plaintext;
+      case tls::Session::Status::closed:
+        tls_->closed = true;
+        tls_->closed_how = "close_notify";
+        return Decrypted::closed;
+      case tls::Session::Status::error: throw std::runtime_error("TLS read failed: " + tls_->session.error_reason());
+      case tls::Session::Status::want_io: break;
+    }
+    if (consumed == 0 || tls_->in.empty()) return Decrypted::need_more;
+  }
+}
+
 std::size_t Connection::fill() {
   char chunk[64 * 1024];
-  while (true) {
-    const ssize_t n = ::recv(fd_, chunk, sizeof chunk, 0);
-    if (n >= 0) {
-      buffer_.append(chunk, static_cast<std::size_t>(n));
-      return static_cast<std::size_t>(n);
+  if (tls_ == nullptr) {
+    const ssize_t n = recv_raw(chunk, sizeof chunk);
+    if (n < 0) throw_recv_error(int(-n));
+    buffer_.append(chunk, static_cast<std::size_t>(n));
+    return static_cast<std::size_t>(n);
+  }
+  finish_handshake();
+  while (!tls_->closed) {
+    const std::size_t before = buffer_.size();
+    if (decrypt_received() != Decrypted::need_more) return buffer_.size() - before;
+    const ssize_t got = recv_raw(chunk, sizeof chunk);
+    if (got < 0) throw_recv_error(int(-got));
+    if (got == 0) {
+      tls_->closed = true;
+      tls_->closed_how = "EOF";
+      return 0;
     }
-    if (errno == EINTR) continue;
-    if (errno == EAGAIN || errno == EWOULDBLOCK) {
-      throw std::runtime_error("recv timed out after " + std::to_string(timeout_.count()) + " ms; unread: \"" +
-                               printable(std::string_view(buffer_).substr(consumed_)) + "\"");
-    }
-    throw errno_error("recv");
+    tls_->in.append(chunk, static_cast<std::size_t>(got));
+  }
+  return 0;
+}
+
+bool Connection::input_ready() {
+  if (buffered() > 0) return true;
+  pollfd p{.fd = fd_, .events = POLLIN, .revents = 0};
+  if (tls_ == nullptr) return ::poll(&p, 1, 0) > 0;
+  if (tls_->closed) return true;
+  // Over TLS only plaintext or the end counts: not a session ticket, nor
+  // the server's part of the handshake (unless the handshake waits for a
+  // read: then that the server has answered it).
+  char chunk[16 * 1024];
+  while (::poll(&p, 1, 0) > 0) {
+    const ssize_t n = ::recv(fd_, chunk, sizeof chunk, MSG_DONTWAIT);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
+    if (n <= 0) return true;  // the end, or an error a read will report
+    tls_->in.append(chunk, static_cast<std::size_t>(n));
+  }
+  if (!tls_->handshake_done) return !tls_->in.empty();
+  try {
+    return decrypt_received() != Decrypted::need_more;
+  } catch (const std::runtime_error&) {
+    return true;  // a read will report it
   }
 }
 
@@ -203,22 +403,36 @@ testing::AssertionResult Connection::expect_closed() {
     return testing::AssertionFailure() << "unread bytes before close: \""
                                        << printable(std::string_view(buffer_).substr(consumed_)) << "\"";
   }
-  char chunk[4096];
-  while (true) {
-    const ssize_t n = ::recv(fd_, chunk, sizeof chunk, 0);
-    if (n == 0) return testing::AssertionSuccess() << "closed (EOF)";
-    if (n > 0) {
-      return testing::AssertionFailure() << "expected the connection to be closed, received " << n << " more bytes: \""
-                                         << printable({chunk, static_cast<std::size_t>(n)}) << "\"";
+  if (tls_ != nullptr) {
+    try {
+      const std::size_t n = fill();
+      if (n == 0) return testing::AssertionSuccess() << "closed (" << tls_->closed_how << ")";
+      const std::string more = take(buffered());
+      return testing::AssertionFailure() << "expected the connection to be closed, received " << n
+                                         << " more bytes: \"" << printable(more) << "\"";
+    } catch (const std::runtime_error& e) {
+      const std::string what = e.what();
+      if (what.find("timed out") != std::string::npos) {
+        return testing::AssertionFailure() << "connection still open " << timeout_.count()
+                                           << " ms later; expected the server to close it";
+      }
+      // A reset, or an alert that ends the session.
+      return testing::AssertionSuccess() << "closed (" << what << ")";
     }
-    if (errno == EINTR) continue;
-    if (errno == ECONNRESET) return testing::AssertionSuccess() << "closed (reset)";
-    if (errno == EAGAIN || errno == EWOULDBLOCK) {
-      return testing::AssertionFailure() << "connection still open " << timeout_.count()
-                                         << " ms later; expected the server to close it";
-    }
-    return testing::AssertionFailure() << "recv failed: " << std::strerror(errno);
   }
+  char chunk[4096];
+  const ssize_t n = recv_raw(chunk, sizeof chunk);
+  if (n == 0) return testing::AssertionSuccess() << "closed (EOF)";
+  if (n > 0) {
+    return testing::AssertionFailure() << "expected the connection to be closed, received " << n << " more bytes: \""
+                                       << printable({chunk, static_cast<std::size_t>(n)}) << "\"";
+  }
+  if (n == -ECONNRESET) return testing::AssertionSuccess() << "closed (reset)";
+  if (n == -EAGAIN) {
+    return testing::AssertionFailure() << "connection still open " << timeout_.count()
+                                       << " ms later; expected the server to close it";
+  }
+  return testing::AssertionFailure() << "recv failed: " << std::strerror(int(-n));
 }
 
 void Connection::reset() {
@@ -231,6 +445,7 @@ void Connection::reset() {
 void Connection::close() {
   if (fd_ >= 0) ::close(fd_);
   fd_ = -1;
+  tls_.reset();
   buffer_.clear();
   consumed_ = 0;
 }

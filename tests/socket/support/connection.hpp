@@ -1,11 +1,16 @@
 // A blocking TCP client connection to the server under test, with a receive
 // and send timeout so that a broken server fails a test instead of hanging it.
+// Over HTTPS when the suite runs so (ConnectOptions::tls): the reads and
+// sends below then carry plaintext, the project's TLS session (core/tls)
+// in between.
 #pragma once
 
 #include <gtest/gtest.h>
+#include <sys/types.h>
 
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -15,6 +20,7 @@
 namespace socket_test {
 
 struct ConnectOptions {
+  std::string address = "127.0.0.1";        // an IP literal: 127.0.0.0/8 or ::1
   std::chrono::milliseconds timeout{5000};  // SO_RCVTIMEO and SO_SNDTIMEO
   std::optional<int> receive_buffer_bytes;  // SO_RCVBUF, set before connect so the window honours it
   bool no_delay = true;                     // TCP_NODELAY: each send() leaves as its own segment
@@ -26,11 +32,20 @@ struct ConnectOptions {
   // which sizes the server's send buffer for this connection by it (a few
   // hundred stalled responses then hold little of the kernel's memory).
   std::optional<int> max_segment_bytes;
+  // HTTPS: a TLS handshake after connect, then every send encrypted (each
+  // send_all() call in records of its own) and every read decrypted.
+  // Unset: when the port is a server serving HTTPS for the suite
+  // (support/suite_tls.hpp), so that the same test runs over either.
+  std::optional<bool> tls;
+  // Over TLS: the ClientHello leaves at connect and the rest of the
+  // handshake waits for the first send or read, so that a connection the
+  // server has not accepted yet can be made without blocking.
+  bool defer_tls_handshake = false;
 };
 
 class Connection {
  public:
-  // Connects to 127.0.0.1:port; throws std::runtime_error on failure.
+  // Connects to options.address:port; throws std::runtime_error on failure.
   explicit Connection(std::uint16_t port, ConnectOptions options = {});
   ~Connection();
 
@@ -40,8 +55,12 @@ class Connection {
   Connection& operator=(const Connection&) = delete;
 
   // Sends every byte or throws (timeout, reset, ...). Never raises SIGPIPE.
+  // Over TLS: the bytes in full records, sent together.
   void send_all(std::string_view bytes);
-  // One send() per byte.
+  // What carries `plaintext` on the wire: itself, or over TLS its records,
+  // encrypted now (send them next, in order, e.g. with ::send on fd()).
+  std::string wire_bytes(std::string_view plaintext);
+  // One send() per byte (over TLS, one record per byte).
   void send_byte_by_byte(std::string_view bytes);
 
   // Buffered bytes if there are any, else the bytes of one recv(), at most
@@ -62,6 +81,10 @@ class Connection {
   // Status line and headers only; the body stays unread.
   Response read_head();
 
+  // Whether a read would return at once: bytes are buffered or arriving,
+  // or the peer has closed. Over TLS, arriving means plaintext decrypted.
+  bool input_ready();
+
   // Success when the peer has closed (EOF or reset) within the timeout and
   // sent nothing more before closing.
   testing::AssertionResult expect_closed();
@@ -72,18 +95,34 @@ class Connection {
   void close();
 
   int fd() const { return fd_; }
+  bool tls() const { return tls_ != nullptr; }
   std::size_t buffered() const { return buffer_.size() - consumed_; }
 
  private:
   // Appends one recv() to the buffer; returns its size (0 = EOF). Throws on
   // timeout or error.
   std::size_t fill();
+  // One recv() of what arrives on the socket: its size (0 = EOF), or
+  // -errno (-EAGAIN on timeout).
+  ssize_t recv_raw(char* into, std::size_t max);
+  [[noreturn]] void throw_recv_error(int error) const;
+  void send_raw(std::string_view bytes);
+  void start_tls();
+  // One pass of the handshake over what has arrived: true when it is done
+  // or the server closed, false when it needs more from the server.
+  bool step_handshake();
+  bool send_during_handshake(std::string_view bytes);
+  void finish_handshake();  // blocking; throws on a TLS failure or timeout
+  enum class Decrypted { plaintext, closed, need_more };
+  Decrypted decrypt_received();  // what was received, into buffer_
   std::string take(std::size_t n);
 
   int fd_ = -1;
   std::chrono::milliseconds timeout_{};
   std::string buffer_;
   std::size_t consumed_ = 0;
+  struct Tls;  // the session and the ciphertext not yet decrypted
+  std::unique_ptr<Tls> tls_;
 };
 
 }  // namespace socket_test

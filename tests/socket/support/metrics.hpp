@@ -36,6 +36,11 @@ inline const std::string sends = "ringhttp_sends_total";
 inline const std::string sends_short = "ringhttp_sends_short_total";
 inline const std::string cancellations = "ringhttp_cancellations_total";
 inline const std::string bytes_received = "ringhttp_bytes_received_total";
+// The bytes of HTTP a server took in: over TLS, the plaintext (the wire's
+// count holds the handshakes and the records' overhead too).
+inline std::string http_bytes_received(bool tls) {
+  return tls ? "ringhttp_tls_plaintext_bytes_total{direction=\"in\"}" : bytes_received;
+}
 inline const std::string bytes_sent = "ringhttp_bytes_sent_total";
 inline const std::string sq_full_flushes = "ringhttp_sq_full_flushes_total";
 inline const std::string zc_notifications = "ringhttp_zc_notifications_total";

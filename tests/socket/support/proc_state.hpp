@@ -112,10 +112,6 @@ inline char thread_state(pid_t tid) {
 
 // True when a read on the connection would not block now: bytes already
 // buffered, bytes in the socket, or the peer's FIN or reset.
-inline bool input_ready(const Connection& connection) {
-  if (connection.buffered() > 0) return true;
-  pollfd p{.fd = connection.fd(), .events = POLLIN, .revents = 0};
-  return ::poll(&p, 1, 0) > 0;
-}
+inline bool input_ready(Connection& connection) { return connection.input_ready(); }
 
 }  // namespace socket_test

@@ -13,6 +13,7 @@
 #include <stdexcept>
 
 #include "support/child_environment.hpp"
+#include "support/suite_tls.hpp"
 
 namespace socket_test {
 namespace {
@@ -92,6 +93,7 @@ ServerProcess::ServerProcess(ServerOptions options) {
 }
 
 ServerProcess::~ServerProcess() {
+  if (tls_) remove_tls_port(port_);
   kill_and_reap();
   if (stdout_drain_.joinable()) stdout_drain_.join();
   if (stdout_fd_ >= 0) ::close(stdout_fd_);
@@ -109,10 +111,25 @@ void ServerProcess::start(const ServerOptions& options) {
   // (tests of io_uring itself).
   const char* backend = std::getenv("RINGHTTP_SERVER_BACKEND");
   bool chose = !options.binary.empty();
-  for (const std::string& a : options.args) {
-    chose = chose || a.starts_with("--backend") || a.starts_with("--uring") || a.starts_with("--send");
+  std::string send_mode;
+  for (std::size_t i = 0; i < options.args.size(); ++i) {
+    const std::string& a = options.args[i];
+    if (a == "--send" && i + 1 < options.args.size()) send_mode = options.args[i + 1];
+    if (a.starts_with("--send=")) send_mode = a.substr(std::strlen("--send="));
+    chose = chose || a.starts_with("--backend") || a.starts_with("--uring");
   }
+  chose = chose || !send_mode.empty();
   if (backend != nullptr && *backend != '\0' && !chose) all.push_back(std::string("--backend=") + backend);
+  // HTTPS for the suite ($RINGHTTP_SERVER_TLS, support/suite_tls.hpp),
+  // unless the test chose its own TLS, or zero-copy sends (which TLS does
+  // not go with), or another responder.
+  bool chose_tls = !options.binary.empty() || send_mode == "zc";
+  for (const std::string& a : options.args) chose_tls = chose_tls || a.starts_with("--tls");
+  tls_ = suite_tls() && !chose_tls;
+  if (tls_) {
+    const Certificates& files = suite_certificates();
+    all.insert(all.end(), {"--tls-cert", files.cert_file, "--tls-key", files.key_file});
+  }
   all.insert(all.end(), options.args.begin(), options.args.end());
   ExecArgs exec_args(std::move(all));
   std::vector<std::string> env_strings = environment_with(options.env);
@@ -171,6 +188,7 @@ void ServerProcess::read_startup_line() {
   const auto port = parse_port(startup_line_);
   if (!port) throw std::runtime_error("cannot parse \"listening on ADDR:PORT\" in \"" + startup_line_ + "\"");
   port_ = *port;
+  if (tls_) add_tls_port(port_);
   if (startup_line_.find(" metrics=") != std::string::npos) {
     metrics_port_ = parse_port(startup_line_, " metrics=");
     if (!metrics_port_) throw std::runtime_error("cannot parse \"metrics=ADDR:PORT\" in \"" + startup_line_ + "\"");

@@ -52,6 +52,8 @@ class ServerProcess {
   // server was given --metrics-address; nullopt without it.
   std::optional<std::uint16_t> metrics_port() const { return metrics_port_; }
   pid_t pid() const { return pid_; }
+  // Whether it serves HTTPS for the suite (support/suite_tls.hpp).
+  bool tls() const { return tls_; }
   const std::string& startup_line() const { return startup_line_; }
 
   // Sends `signal` without waiting.
@@ -73,6 +75,7 @@ class ServerProcess {
   std::string startup_line_;
   std::uint16_t port_ = 0;
   std::optional<std::uint16_t> metrics_port_;
+  bool tls_ = false;
   std::thread stdout_drain_;
 };
 
