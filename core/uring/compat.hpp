@@ -11,6 +11,12 @@
 #ifndef IORING_SETUP_SINGLE_ISSUER
 #define IORING_SETUP_SINGLE_ISSUER (1U << 12)  // 6.0
 #endif
+#ifndef IORING_SETUP_NO_SQARRAY
+// A ring without the SQ index array: the kernel takes entries in order (6.6).
+// liburing 2.3 cannot set such a ring up itself (it fills the array it
+// would not have): see queue_init in core/uring/ring.cpp.
+#define IORING_SETUP_NO_SQARRAY (1U << 16)
+#endif
 #ifndef IORING_RECV_MULTISHOT
 #define IORING_RECV_MULTISHOT (1U << 1)  // 6.0
 #endif

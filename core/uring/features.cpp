@@ -11,6 +11,7 @@
 #include <stdexcept>
 
 #include "core/uring/compat.hpp"
+#include "core/uring/ring.hpp"
 #include "core/uring/user_data.hpp"
 
 namespace ringhttp::uring {
@@ -33,7 +34,7 @@ class ScratchRing {
   explicit ScratchRing(std::uint32_t flags) {
     io_uring_params params{};
     params.flags = flags;
-    status_ = io_uring_queue_init_params(8, &ring_, &params);
+    status_ = queue_init(8, ring_, params);
   }
   ~ScratchRing() {
     if (status_ == 0) io_uring_queue_exit(&ring_);
@@ -207,6 +208,36 @@ int try_zero_copy_send(ScratchRing& ring, int fd, bool report_usage) {
   return res;
 }
 
+// A ring without an SQ array, set up as Ring::init does (queue_init), runs
+// a few batches of NOPs: the kernel takes the flag, and liburing 2.3 then
+// submits in ring order without writing an array it does not have.
+bool probe_no_sqarray() {
+  io_uring ring{};
+  io_uring_params params{};
+  params.flags = IORING_SETUP_NO_SQARRAY;
+  if (queue_init(4, ring, params) != 0) return false;
+  bool ok = true;
+  for (unsigned batch = 1; ok && batch <= 4; ++batch) {
+    for (unsigned i = 0; i < batch; ++i) {
+      io_uring_sqe* sqe = io_uring_get_sqe(&ring);
+      io_uring_prep_nop(sqe);
+      sqe->user_data = encode({Op::probe, i, 0});
+    }
+    ok = io_uring_submit_and_wait(&ring, batch) == int(batch);
+    io_uring_cqe* cqe = nullptr;
+    unsigned head = 0;
+    unsigned seen = 0;
+    io_uring_for_each_cqe(&ring, head, cqe) {
+      ok = ok && cqe->res == 0 && decode(cqe->user_data).slot == seen;
+      ++seen;
+    }
+    io_uring_cq_advance(&ring, seen);
+    ok = ok && seen == batch;
+  }
+  io_uring_queue_exit(&ring);
+  return ok;
+}
+
 }  // namespace
 
 ZeroCopySend probe_zero_copy_send() {
@@ -247,6 +278,8 @@ Features Features::intersect(const Features& other) const {
   out.bufring = bufring && other.bufring;
   out.multishot_recv = multishot_recv && other.multishot_recv && out.bufring;
   out.sqpoll = sqpoll && other.sqpoll;
+  out.no_sqarray = no_sqarray && other.no_sqarray;
+  out.asked = asked | other.asked;
   if (out.sqpoll) {
     // io_uring_setup refuses DEFER_TASKRUN, COOP_TASKRUN and TASKRUN_FLAG
     // with SQPOLL (-EINVAL): the poller thread issues the requests, so task
@@ -272,6 +305,7 @@ std::string Features::describe() const {
   add(multishot_recv, "multishot-recv");
   add(bufring, "bufring");
   add(sqpoll, "sqpoll");
+  add(no_sqarray, "no-sqarray");
   if (out.empty()) out = "basic";
   return out;
 }
@@ -281,6 +315,7 @@ std::uint32_t setup_flags(const Features& features) {
   if (features.single_issuer) flags |= IORING_SETUP_SINGLE_ISSUER;
   // SQ_AFF and the poller's CPU are the ring's business (Ring::init).
   if (features.sqpoll) flags |= IORING_SETUP_SQPOLL;
+  if (features.no_sqarray) flags |= IORING_SETUP_NO_SQARRAY;
   if (features.defer_taskrun) {
     flags |= IORING_SETUP_DEFER_TASKRUN;
   } else if (features.coop_taskrun) {
@@ -313,6 +348,7 @@ Features probe_kernel() {
   // Tried, not assumed: before 5.11, or where a security policy forbids it,
   // an unprivileged SQPOLL ring is refused (-EPERM).
   found.sqpoll = ScratchRing(IORING_SETUP_SQPOLL).ok();
+  found.no_sqarray = probe_no_sqarray();
   found.multishot_accept = probe_multishot_accept(plain);
   ScratchBufRing bufs;
   found.bufring = probe_bufring(plain, bufs);
@@ -329,13 +365,20 @@ namespace {
 // Profiles keep what a kernel generation offered, so a 6.18 machine can show
 // what an older kernel would have cost. Each feature arrived in (see the
 // comments on Features): 5.19 COOP_TASKRUN, ACCEPT_MULTISHOT and provided-
-// buffer rings; 6.0 RECV_MULTISHOT and SINGLE_ISSUER; 6.1 DEFER_TASKRUN.
-// None turns sqpoll on.
+// buffer rings; 6.0 RECV_MULTISHOT and SINGLE_ISSUER; 6.1 DEFER_TASKRUN;
+// 6.6 NO_SQARRAY. None turns sqpoll on.
 bool apply_profile(std::string_view name, Features& wanted) {
-  if (name == "all" || name == "6.1") {
+  if (name == "all") {
     wanted = Features::all();
+  } else if (name == "6.6") {
+    wanted = Features::all();
+    wanted.asked = Features::asked_no_sqarray;
+  } else if (name == "6.1") {
+    wanted = Features::all();
+    wanted.no_sqarray = false;
   } else if (name == "6.0") {
     wanted = Features::all();
+    wanted.no_sqarray = false;
     wanted.defer_taskrun = false;
   } else if (name == "5.19") {
     wanted = Features{};
@@ -353,6 +396,12 @@ bool apply_profile(std::string_view name, Features& wanted) {
 bool apply_switch(std::string_view name, Features& wanted) {
   if (name == "sqpoll") {
     wanted.sqpoll = true;
+  } else if (name == "no-sqarray") {
+    wanted.no_sqarray = true;
+    wanted.asked |= Features::asked_no_sqarray;
+  } else if (name == "sqarray") {
+    wanted.no_sqarray = false;
+    wanted.asked &= ~Features::asked_no_sqarray;
   } else if (name == "no-defer-taskrun") {
     wanted.defer_taskrun = false;
   } else if (name == "no-coop-taskrun") {
@@ -377,8 +426,9 @@ bool apply_switch(std::string_view name, Features& wanted) {
 }
 
 constexpr const char* names_help =
-    " (a profile first, optional: 5.10, 5.19, 6.0, 6.1, all; then any of sqpoll, no-defer-taskrun, "
-    "no-coop-taskrun, no-single-issuer, no-multishot, no-multishot-accept, no-multishot-recv, no-bufring)";
+    " (a profile first, optional: 5.10, 5.19, 6.0, 6.1, 6.6, all; then any of sqpoll, no-sqarray, sqarray, "
+    "no-defer-taskrun, no-coop-taskrun, no-single-issuer, no-multishot, no-multishot-accept, no-multishot-recv, "
+    "no-bufring)";
 
 }  // namespace
 
@@ -407,11 +457,16 @@ bool parse_switches(std::string_view text, Features& wanted, std::string& error)
 }
 
 std::string unavailable_note(const Features& wanted, const Features& kernel) {
+  std::string note;
+  const auto add = [&note](const std::string& line) { note += (note.empty() ? "" : "; ") + line; };
   if (wanted.sqpoll && !kernel.sqpoll) {
-    return "--uring sqpoll: this kernel or user may not create an SQPOLL ring (io_uring_setup refused "
-           "IORING_SETUP_SQPOLL); running without it";
+    add("--uring sqpoll: this kernel or user may not create an SQPOLL ring (io_uring_setup refused "
+        "IORING_SETUP_SQPOLL); running without it");
   }
-  return "";
+  if (wanted.no_sqarray && (wanted.asked & Features::asked_no_sqarray) != 0 && !kernel.no_sqarray) {
+    add("--uring no-sqarray: this kernel has no IORING_SETUP_NO_SQARRAY (6.6); running with the SQ array");
+  }
+  return note;
 }
 
 }  // namespace ringhttp::uring

@@ -21,12 +21,23 @@ struct Features {
   // off unless "sqpoll" is named. The kernel refuses it together with
   // DEFER_TASKRUN and COOP_TASKRUN, so where it is on those two are off.
   bool sqpoll = false;
+  // IORING_SETUP_NO_SQARRAY (6.6): the kernel takes submissions in ring
+  // order, without the index array liburing would otherwise fill and the
+  // kernel read for each one.
+  bool no_sqarray = false;
+
+  // Features from 6.6 on that the user asked for by name (a switch, or a
+  // profile other than `all`), as bits: when this kernel lacks one, stderr
+  // says so. `all` asks for nothing by name: it is whatever the kernel has.
+  static constexpr std::uint32_t asked_no_sqarray = 1u << 0;
+  std::uint32_t asked = 0;
 
   // Everything but sqpoll, which must be asked for.
   static Features all() {
     Features f;
     f.single_issuer = f.defer_taskrun = f.coop_taskrun = true;
     f.multishot_accept = f.multishot_recv = f.bufring = true;
+    f.no_sqarray = true;
     return f;
   }
   Features intersect(const Features& other) const;
@@ -53,15 +64,18 @@ ZeroCopySend probe_zero_copy_send();
 Features probe_kernel();
 
 // Parses a --uring value: a comma-separated list whose optional first item
-// is a profile ("5.10", "5.19", "6.0", "6.1", "all"; "all" when there is
-// none), followed by "no-FEATURE" switches and/or "sqpoll", applied to that
-// profile in order: "sqpoll", "all,sqpoll", "5.19,sqpoll", "no-bufring",
-// "6.0,no-bufring,sqpoll". Returns false and fills `error` on an unknown
-// name, an empty item, or a profile that is not first.
+// is a profile ("5.10", "5.19", "6.0", "6.1", "6.6", "all"; "all" when
+// there is none), followed by switches applied to that profile in order:
+// "no-FEATURE" turns a feature of 6.1 or before off, "sqpoll" and
+// "no-sqarray" turn theirs on, "sqarray" turns no-sqarray off: "sqpoll",
+// "all,sqpoll", "5.19,sqpoll", "no-bufring", "6.0,no-bufring,sqpoll",
+// "6.1,no-sqarray". Returns false and fills `error` on an unknown name, an
+// empty item, or a profile that is not first.
 bool parse_switches(std::string_view text, Features& wanted, std::string& error);
 
 // One line for stderr when something asked for by name could not be had
-// here (sqpoll refused by the kernel or for this user), or empty. Features
+// here (sqpoll refused by the kernel or for this user, a 6.6 feature on an
+// older kernel), or empty. Features
 // that are on by default and missing are simply off, as the start-up line
 // shows; this is for what the user explicitly turned on.
 std::string unavailable_note(const Features& wanted, const Features& kernel);

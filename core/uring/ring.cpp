@@ -1,5 +1,7 @@
 #include "core/uring/ring.hpp"
 
+#include <unistd.h>
+
 #include <cassert>
 #include <cerrno>
 #include <cstdio>
@@ -9,6 +11,20 @@
 #include "core/uring/compat.hpp"
 
 namespace ringhttp::uring {
+
+int queue_init(std::uint32_t entries, io_uring& ring, io_uring_params& params) {
+  if ((params.flags & IORING_SETUP_NO_SQARRAY) == 0) return io_uring_queue_init_params(entries, &ring, &params);
+  const int fd = io_uring_setup(entries, &params);
+  if (fd < 0) return fd;
+  // liburing 2.3 maps the rings and submits by moving the SQ tail only; the
+  // array it fills in io_uring_queue_init_params is the step left out.
+  if (const int rc = io_uring_queue_mmap(fd, &params, &ring); rc < 0) {
+    ::close(fd);
+    return rc;
+  }
+  ring.features = params.features;  // which io_uring_queue_mmap leaves unset (IORING_FEAT_EXT_ARG's waits read it)
+  return 0;
+}
 
 Ring::~Ring() {
   if (initialized_) io_uring_queue_exit(&ring_);
@@ -33,7 +49,7 @@ int Ring::init(std::uint32_t sq_entries, const Features& features, int sq_thread
       params.sq_thread_cpu = std::uint32_t(sq_thread_cpu);
     }
   }
-  const int rc = io_uring_queue_init_params(sq_entries, &ring_, &params);
+  const int rc = queue_init(sq_entries, ring_, params);
   if (rc < 0) return rc;
   initialized_ = true;
   sqpoll_ = features.sqpoll;

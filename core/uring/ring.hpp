@@ -16,6 +16,12 @@ namespace ringhttp::uring {
 
 using Completion = io::Completion;
 
+// io_uring_queue_init_params, and what liburing 2.3 cannot set up itself:
+// with IORING_SETUP_NO_SQARRAY (6.6) the ring is made and mapped here, since
+// liburing's own set-up would fill an SQ array the ring does not have.
+// Returns 0 or -errno.
+int queue_init(std::uint32_t entries, io_uring& ring, io_uring_params& params);
+
 class Ring {
  public:
   // The completion queue is sized for multishot operations, whose completions

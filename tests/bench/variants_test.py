@@ -46,6 +46,7 @@ AXES = "uring,send,shards,backend"
 DEFAULT_PLACEMENT = ("0", ["--shards", "1", "--cpus", "0"])
 VARIANTS = {
     "all": (DEFAULT_PLACEMENT, []),
+    "6.6": (DEFAULT_PLACEMENT, ["--uring", "6.6"]),
     "6.1": (DEFAULT_PLACEMENT, ["--uring", "6.1"]),
     "6.0": (DEFAULT_PLACEMENT, ["--uring", "6.0"]),
     "5.19": (DEFAULT_PLACEMENT, ["--uring", "5.19"]),

@@ -42,8 +42,11 @@ TEST(UringSwitches, an_empty_value_and_all_are_everything_but_sqpoll) {
 }
 
 TEST(UringSwitches, profiles_alone_keep_their_old_meaning) {
-  EXPECT_TRUE(same(parsed("6.1"), Features::all()));
-  Features six_zero = Features::all();
+  EXPECT_TRUE(same(parsed("6.6"), Features::all()));
+  Features six_one = Features::all();
+  six_one.no_sqarray = false;
+  EXPECT_TRUE(same(parsed("6.1"), six_one));
+  Features six_zero = six_one;
   six_zero.defer_taskrun = false;
   EXPECT_TRUE(same(parsed("6.0"), six_zero));
   EXPECT_TRUE(same(parsed("5.19"), profile_5_19()));
@@ -52,13 +55,16 @@ TEST(UringSwitches, profiles_alone_keep_their_old_meaning) {
 
 // Each profile is exactly what its kernel generation had: 5.19 brought coop
 // taskrun, multishot accept and provided-buffer rings; 6.0 multishot receive
-// and single issuer; 6.1 defer taskrun (which replaces coop taskrun).
+// and single issuer; 6.1 defer taskrun (which replaces coop taskrun); 6.6
+// rings without an SQ array.
 TEST(UringSwitches, each_profile_is_exactly_what_its_kernel_had) {
   EXPECT_EQ(parsed("5.10").describe(), "basic");
   EXPECT_EQ(parsed("5.19").describe(), "coop-taskrun,multishot-accept,bufring");
   EXPECT_EQ(parsed("6.0").describe(), "single-issuer,coop-taskrun,multishot-accept,multishot-recv,bufring");
   EXPECT_EQ(parsed("6.1").describe(), "single-issuer,defer-taskrun,multishot-accept,multishot-recv,bufring");
-  EXPECT_EQ(parsed("all").describe(), parsed("6.1").describe());
+  EXPECT_EQ(parsed("6.6").describe(),
+            "single-issuer,defer-taskrun,multishot-accept,multishot-recv,bufring,no-sqarray");
+  EXPECT_EQ(parsed("all").describe(), parsed("6.6").describe());
 }
 
 TEST(UringSwitches, no_profile_turns_sqpoll_on) {
@@ -92,6 +98,7 @@ TEST(UringSwitches, a_profile_first_then_switches_and_sqpoll) {
   EXPECT_TRUE(same(parsed("5.10,sqpoll"), expected));
 
   expected = Features::all();
+  expected.no_sqarray = false;
   expected.defer_taskrun = false;
   expected.bufring = false;
   expected.multishot_recv = false;
@@ -128,7 +135,7 @@ TEST(UringSwitches, sqpoll_in_use_drops_the_taskrun_modes_the_kernel_refuses_wit
   EXPECT_FALSE(in_use.defer_taskrun);
   EXPECT_FALSE(in_use.coop_taskrun);
   EXPECT_TRUE(in_use.single_issuer);
-  EXPECT_EQ(in_use.describe(), "single-issuer,multishot-accept,multishot-recv,bufring,sqpoll");
+  EXPECT_EQ(in_use.describe(), "single-issuer,multishot-accept,multishot-recv,bufring,sqpoll,no-sqarray");
   EXPECT_EQ(setup_flags(in_use) & (IORING_SETUP_DEFER_TASKRUN | IORING_SETUP_COOP_TASKRUN), 0u);
   EXPECT_NE(setup_flags(in_use) & IORING_SETUP_SQPOLL, 0u);
   EXPECT_EQ(unavailable_note(parsed("sqpoll"), kernel), "");
@@ -141,6 +148,33 @@ TEST(UringSwitches, sqpoll_the_kernel_refuses_is_off_and_said_so) {
   EXPECT_TRUE(in_use.defer_taskrun) << "without sqpoll nothing else is dropped";
   EXPECT_NE(unavailable_note(parsed("sqpoll"), kernel).find("sqpoll"), std::string::npos);
   EXPECT_EQ(unavailable_note(parsed("all"), kernel), "") << "nothing was asked for";
+}
+
+// no-sqarray (6.6): on in `all` and in the 6.6 profile, off in the older
+// ones, turned on by name on top of them and off by `sqarray`.
+TEST(UringSwitches, no_sqarray_is_6_6s_and_switched_by_name) {
+  EXPECT_TRUE(parsed("").no_sqarray);
+  EXPECT_TRUE(parsed("6.6").no_sqarray);
+  EXPECT_FALSE(parsed("6.1").no_sqarray);
+  EXPECT_FALSE(parsed("5.10").no_sqarray);
+  EXPECT_TRUE(parsed("6.1,no-sqarray").no_sqarray);
+  EXPECT_FALSE(parsed("all,sqarray").no_sqarray);
+  EXPECT_FALSE(parsed("sqarray").no_sqarray);
+  EXPECT_NE(setup_flags(parsed("6.6")) & IORING_SETUP_NO_SQARRAY, 0u);
+  EXPECT_EQ(setup_flags(parsed("6.1")) & IORING_SETUP_NO_SQARRAY, 0u);
+}
+
+// A kernel before 6.6: asked for by name (the switch or the 6.6 profile),
+// its absence is said; under `all` it is simply off.
+TEST(UringSwitches, no_sqarray_the_kernel_lacks_is_off_and_said_so_when_asked_for) {
+  Features kernel = Features::all();
+  kernel.no_sqarray = false;
+  EXPECT_FALSE(kernel.intersect(parsed("6.6")).no_sqarray);
+  EXPECT_NE(unavailable_note(parsed("6.6"), kernel).find("no-sqarray"), std::string::npos);
+  EXPECT_NE(unavailable_note(parsed("6.1,no-sqarray"), kernel).find("NO_SQARRAY (6.6)"), std::string::npos);
+  EXPECT_EQ(unavailable_note(parsed("all"), kernel), "");
+  EXPECT_EQ(unavailable_note(parsed("6.6,sqarray"), kernel), "") << "turned off again";
+  EXPECT_EQ(unavailable_note(parsed("6.6"), Features::all()), "") << "this kernel has it";
 }
 
 }  // namespace

@@ -1,0 +1,31 @@
+// The start-up probes of io_uring's features, against the running kernel:
+// each finds what the kernel's version says it has.
+#include <sys/utsname.h>
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <string>
+
+#include "core/uring/features.hpp"
+
+namespace ringhttp::uring {
+namespace {
+
+// The running kernel is at least major.minor.
+bool kernel_at_least(int major, int minor) {
+  utsname name{};
+  if (::uname(&name) != 0) return false;
+  int have_major = 0;
+  int have_minor = 0;
+  if (std::sscanf(name.release, "%d.%d", &have_major, &have_minor) != 2) return false;
+  return have_major > major || (have_major == major && have_minor >= minor);
+}
+
+TEST(UringProbe, no_sqarray_is_found_exactly_on_kernels_from_6_6) {
+  const Features kernel = probe_kernel();
+  EXPECT_EQ(kernel.no_sqarray, kernel_at_least(6, 6));
+}
+
+}  // namespace
+}  // namespace ringhttp::uring
