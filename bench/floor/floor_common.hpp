@@ -19,6 +19,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 #include <string_view>
 
 namespace floor_bench {
@@ -134,7 +135,7 @@ inline void die(const char* what) {
 
 // Binds 127.0.0.1:port (non-blocking when asked), listens, and prints the one
 // line the benchmark script waits for.
-inline int listen_loopback(int port, const char* name, bool nonblocking) {
+inline int listen_loopback(int port, const char* name, bool nonblocking, const std::string& details = "") {
     const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | (nonblocking ? SOCK_NONBLOCK : 0), 0);
     if (fd < 0) die("socket");
     const int one = 1;
@@ -147,7 +148,7 @@ inline int listen_loopback(int port, const char* name, bool nonblocking) {
     if (listen(fd, listen_backlog) != 0) die("listen");
     socklen_t len = sizeof addr;
     if (getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) die("getsockname");
-    std::printf("%s listening on 127.0.0.1:%u\n", name, ntohs(addr.sin_port));
+    std::printf("%s listening on 127.0.0.1:%u%s\n", name, ntohs(addr.sin_port), details.c_str());
     std::fflush(stdout);
     return fd;
 }

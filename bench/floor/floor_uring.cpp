@@ -2,6 +2,14 @@
 // Multishot accept, multishot recv into a provided buffer ring, one sendmsg of
 // all owed responses per recv completion, at most one send in flight per
 // connection. See floor_common.hpp for why it exists.
+//
+//   floor-uring [--port N] [--uring LIST]
+//
+// --uring takes the server's values (core/uring/features.hpp), so that a
+// variation is named the same way on both; the ring's set-up follows them
+// (single issuer, defer or coop taskrun, sqpoll, no-sqarray). Multishot
+// accept and receive into a buffer ring are what this responder is made of:
+// a value that turns them off is refused.
 #include "floor_common.hpp"
 
 #include <liburing.h>
@@ -10,7 +18,12 @@
 #include <sys/signalfd.h>
 #include <unistd.h>
 
+#include <string>
 #include <vector>
+
+#include "core/uring/compat.hpp"
+#include "core/uring/features.hpp"
+#include "core/uring/ring.hpp"
 
 namespace {
 
@@ -83,27 +96,16 @@ struct Server {
         return s;
     }
 
-    void init_ring() {
-        // Preferred first; older kernels refuse the newer flags with -EINVAL.
-        const unsigned tries[] = {IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN,
-                                  IORING_SETUP_COOP_TASKRUN, 0};
-        const char* names[] = {"SINGLE_ISSUER|DEFER_TASKRUN", "COOP_TASKRUN", "plain"};
-        for (std::size_t i = 0; i < 3; ++i) {
-            io_uring_params p{};
-            p.flags = tries[i] | IORING_SETUP_CQSIZE;
-            p.cq_entries = cq_entries;
-            const int r = io_uring_queue_init_params(sq_entries, &ring, &p);
-            if (r == 0) {
-                std::fprintf(stderr, "floor-uring: ring flags %s\n", names[i]);
-                return;
-            }
-            if (r != -EINVAL) {
-                errno = -r;
-                die("io_uring_queue_init_params");
-            }
+    void init_ring(const ringhttp::uring::Features& features) {
+        io_uring_params p{};
+        p.flags = ringhttp::uring::setup_flags(features) | IORING_SETUP_CQSIZE;
+        p.cq_entries = cq_entries;
+        if (features.sqpoll) p.sq_thread_idle = ringhttp::uring::Ring::sq_thread_idle_ms;
+        const int r = ringhttp::uring::queue_init(sq_entries, ring, p);
+        if (r != 0) {
+            errno = -r;
+            die("io_uring_queue_init_params");
         }
-        errno = EINVAL;
-        die("io_uring_queue_init_params");
     }
 
     // liburing 2.3 has no io_uring_setup_buf_ring, so the ring memory is ours.
@@ -285,10 +287,42 @@ struct Server {
     }
 };
 
+struct Options {
+    int port = 0;
+    ringhttp::uring::Features wanted = ringhttp::uring::Features::all();
+};
+
+Options parse_options(int argc, char** argv) {
+    Options out;
+    std::vector<char*> rest{argv[0]};
+    for (int i = 1; i < argc; ++i) {
+        const std::string_view arg = argv[i];
+        if (arg == "--uring" && i + 1 < argc) {
+            std::string error;
+            if (!ringhttp::uring::parse_switches(argv[++i], out.wanted, error)) {
+                std::fprintf(stderr, "floor-uring: %s\n", error.c_str());
+                std::exit(2);
+            }
+            if (!out.wanted.multishot_accept || !out.wanted.multishot_recv || !out.wanted.bufring) {
+                std::fprintf(stderr,
+                             "floor-uring: --uring %s turns off multishot accept, multishot receive or buffer "
+                             "rings, which this responder is made of (6.0 and later profiles keep them)\n",
+                             argv[i]);
+                std::exit(2);
+            }
+        } else {
+            rest.push_back(argv[i]);
+        }
+    }
+    out.port = parse_port(int(rest.size()), rest.data());
+    return out;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-    const int port = parse_port(argc, argv);
+    const Options options = parse_options(argc, argv);
+    const int port = options.port;
 
     // SIGTERM/SIGINT are read from a signalfd through the ring, so the loop
     // sees them as one more completion and returns cleanly.
@@ -302,11 +336,26 @@ int main(int argc, char** argv) {
     static Server server;
     server.free_slots.reserve(connections_max);
     for (std::uint32_t i = connections_max; i-- > 0;) server.free_slots.push_back(i);
-    server.init_ring();
+    ringhttp::uring::Features kernel;
+    try {
+        kernel = ringhttp::uring::probe_kernel();
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "floor-uring: %s\n", e.what());
+        return 1;
+    }
+    const ringhttp::uring::Features features = kernel.intersect(options.wanted);
+    if (const std::string note = ringhttp::uring::unavailable_note(options.wanted, kernel); !note.empty()) {
+        std::fprintf(stderr, "floor-uring: %s\n", note.c_str());
+    }
+    if (!features.multishot_accept || !features.multishot_recv || !features.bufring) {
+        std::fprintf(stderr, "floor-uring: this kernel lacks multishot accept, multishot receive or buffer rings\n");
+        return 1;
+    }
+    server.init_ring(features);
     server.init_buffers();
     server.signal_fd = signalfd(-1, &mask, SFD_CLOEXEC);
     if (server.signal_fd < 0) die("signalfd");
-    server.listen_fd = listen_loopback(port, "floor-uring", false);
+    server.listen_fd = listen_loopback(port, "floor-uring", false, " uring=" + features.describe());
     server.arm_signal();
     server.arm_accept();
     const int rc = server.run();

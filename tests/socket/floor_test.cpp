@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <memory>
 #include <string>
 
 #include "support/connection.hpp"
@@ -50,6 +51,47 @@ TEST_P(Floor, answers_single_pipelined_and_split_requests) {
   const Response split = connection.read_response();
   EXPECT_EQ(split.status, 200);
   EXPECT_EQ(split.body, "Hello, World!");
+}
+
+// floor-uring takes the server's --uring values and says in its start-up
+// line what its ring uses; what would turn off the multishot operations it
+// is made of is refused.
+TEST(FloorUring, takes_the_servers_uring_values_and_names_them_at_start) {
+  const char* path = std::getenv("RINGHTTP_FLOOR_URING");
+  if (path == nullptr) GTEST_SKIP() << "RINGHTTP_FLOOR_URING is not set (bench disabled)";
+  const auto start = [&](const std::string& uring) {
+    ServerOptions options;
+    options.binary = path;
+    options.args = {"--uring", uring};
+    return std::make_unique<ServerProcess>(options);
+  };
+  const auto uring_of = [](const ServerProcess& floor) {
+    const std::string& line = floor.startup_line();
+    const std::size_t at = line.find(" uring=");
+    return at == std::string::npos ? std::string() : line.substr(at + 7);
+  };
+  const auto six_one = start("6.1");
+  EXPECT_EQ(uring_of(*six_one), "single-issuer,defer-taskrun,multishot-accept,multishot-recv,bufring");
+  const auto no_array = start("6.1,no-sqarray");
+  const std::string used = uring_of(*no_array);
+  EXPECT_TRUE(used.ends_with(",no-sqarray") || used == "single-issuer,defer-taskrun,multishot-accept,multishot-recv,bufring")
+      << used << " (no-sqarray where the kernel has it, 6.6)";
+  Connection connection(no_array->port());
+  for (int i = 0; i < 20; ++i) {
+    connection.send_all(get("/plaintext"));
+    ASSERT_EQ(connection.read_response().body, "Hello, World!");
+  }
+  for (const std::string refused : {"5.19", "no-multishot", "no-bufring", "bogus"}) {
+    ServerOptions options;
+    options.binary = path;
+    options.args = {"--uring", refused};
+    try {
+      ServerProcess floor(options);
+      ADD_FAILURE() << "--uring " << refused << " was accepted: " << floor.startup_line();
+    } catch (const std::runtime_error& e) {
+      EXPECT_NE(std::string(e.what()).find("exited with status 2"), std::string::npos) << refused << ": " << e.what();
+    }
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Responders, Floor, testing::Values("RINGHTTP_FLOOR_EPOLL", "RINGHTTP_FLOOR_URING"),
