@@ -133,6 +133,13 @@ void Shard<Backend>::on_recv(Connection& conn, const io::Completion& c) {
       conn.peer_eof = true;
       begin_drain(conn);
       mark_dirty(conn);
+    } else if (conn.state == ConnState::draining) {
+      // Already answering what is queued before closing (a request that
+      // ends the connection, a TLS close_notify): that answer, perhaps not
+      // even sent yet, still goes out; the close follows it at once, with
+      // no linger, since the peer has nothing more to send.
+      conn.peer_eof = true;
+      maybe_finish_drain(conn);
     } else {
       abort(conn);
     }

@@ -3,7 +3,8 @@
 # undefined-behaviour sanitizers on) and runs each for a short time: the
 # request parser, POST /echo's body parser, and the bearer-token verifier.
 # Then the hostile-client driver runs against the real server with random
-# seeds for as long, and prints the seed of any failure.
+# seeds for as long, half of the time over HTTP and half over HTTPS, and
+# prints the seed of any failure.
 # Usage: tools/fuzz.sh [seconds per target, default 20] [--no-driver]
 # --no-driver leaves the random-seed driver out (tools/test.sh, whose run
 # must not depend on which seeds it drew; `meson test` runs the driver's
@@ -69,10 +70,11 @@ run jwt jwt 2048
 
 # The connection state machine, not only the parser: the hostile-client
 # driver (tests/socket/hostile_driver_main.cpp; `meson test` runs one fixed
-# seed) against the real server, with random seeds for the same time. The
-# sanitizer build when there is one (tools/test.sh makes it first). A failure
-# prints its seed, the failing connections' bytes, and how to replay them:
-# hostile_driver --seed S [--connection K].
+# seed) against the real server, with random seeds for the same time: half
+# of it over plain HTTP, half over HTTPS (--tls; every session at least one
+# seed). The sanitizer build when there is one (tools/test.sh makes it
+# first). A failure prints its seed, the failing connections' bytes, and how
+# to replay them: hostile_driver [--tls] --seed S [--connection K].
 if [[ $run_driver == 0 ]]; then
   echo "fuzz.sh: the hostile-client driver's random seeds left out (--no-driver)"
   exit 0
@@ -81,9 +83,15 @@ driver_build=build-san
 [[ -f "$driver_build/build.ninja" ]] || driver_build=build
 [[ -f "$driver_build/build.ninja" ]] || meson setup "$driver_build" >/dev/null
 ninja -C "$driver_build" server/server tests/socket/hostile_driver >/dev/null
-if ! ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-    "$driver_build/tests/socket/hostile_driver" --seconds "$seconds" --quiet --server "$driver_build/server/server"; then
-  echo "fuzz.sh: hostile_driver found a failure (its seed is printed above)" >&2
-  exit 1
-fi
-echo "fuzz.sh: hostile_driver ran ${seconds}s of random seeds without a finding"
+half=$(((seconds + 1) / 2))
+for mode in plain tls; do
+  tls_flag=()
+  [[ $mode == tls ]] && tls_flag=(--tls)
+  if ! ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+      "$driver_build/tests/socket/hostile_driver" "${tls_flag[@]}" --seconds "$half" --quiet \
+      --server "$driver_build/server/server"; then
+    echo "fuzz.sh: hostile_driver found a failure over $mode (its seed is printed above)" >&2
+    exit 1
+  fi
+done
+echo "fuzz.sh: hostile_driver ran ${half}s of random seeds over HTTP and ${half}s over HTTPS without a finding"

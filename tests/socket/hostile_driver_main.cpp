@@ -5,8 +5,8 @@
 //
 //   hostile_driver [--seed N] [--seconds S] [--rounds N] [--connections N]
 //                  [--concurrency N] [--connection K] [--server PATH]
-//                  [--burst-max N] [--no-bare-cr] [--quiet]
-//                  [--port P] [--print-server-args]
+//                  [--burst-max N] [--no-bare-cr] [--quiet] [--tls]
+//                  [--port P] [--tls-ca FILE] [--print-server-args]
 //
 // --seconds S: random seeds, one session after another, for S seconds.
 // --connection K: replay connection K of the seed's round alone (repeat
@@ -21,6 +21,11 @@
 // the flags --print-server-args prints. Exit 1 after a failing round.
 // --burst-max, --no-bare-cr: leave out what a known server bug trips over,
 // to look past it (the gtest always runs the full mix).
+// --tls: over HTTPS. Each session's server gets fresh certificates; each
+// connection does its TLS handshake, then its script, a record per piece.
+// With --port the server must serve HTTPS already, with a certificate for
+// localhost that --tls-ca FILE signed (--print-server-args leaves the TLS
+// flags to you).
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
@@ -39,8 +44,8 @@ using socket_test::hostile::SessionReport;
 int usage(const char* why) {
   std::cerr << "hostile_driver: " << why
             << "\nusage: hostile_driver [--seed N] [--seconds S] [--rounds N] [--connections N] [--concurrency N]"
-               " [--connection K] [--server PATH] [--burst-max N] [--no-bare-cr] [--quiet] [--port P]"
-               " [--print-server-args]\n";
+               " [--connection K] [--server PATH] [--burst-max N] [--no-bare-cr] [--quiet] [--tls] [--port P]"
+               " [--tls-ca FILE] [--print-server-args]\n";
   return 2;
 }
 
@@ -53,7 +58,7 @@ std::uint64_t random_seed() {
 bool run(SessionOptions options, std::uint64_t seed, bool quiet) {
   options.driver.seed = seed;
   if (!quiet) options.log = [](const std::string& line) { std::cout << "  " << line << std::endl; };
-  std::cout << "hostile_driver: seed " << seed << std::endl;
+  std::cout << "hostile_driver: seed " << seed << (options.driver.tls ? " over TLS" : "") << std::endl;
   const SessionReport report = socket_test::hostile::run_session(options);
   for (const std::string& failure : report.failures) std::cout << "FAILURE: " << failure << "\n";
   if (report.failures.empty()) {
@@ -143,6 +148,12 @@ int main(int argc, char** argv) {
       options.driver.script.burst_requests_max = std::uint32_t(n);
     } else if (arg == "--no-bare-cr") {
       options.driver.script.bare_cr = false;
+    } else if (arg == "--tls") {
+      options.driver.tls = true;
+    } else if (arg == "--tls-ca") {
+      const char* v = value();
+      if (v == nullptr) return usage("--tls-ca takes a path");
+      options.driver.tls_ca_file = v;
     } else if (arg == "--quiet") {
       quiet = true;
     } else if (arg == "--port") {
@@ -168,8 +179,12 @@ int main(int argc, char** argv) {
     std::cout << std::endl;
     return 0;
   }
+  if (!options.driver.tls_ca_file.empty() && (port == 0 || !options.driver.tls)) {
+    return usage("--tls-ca goes with --tls and --port (fresh servers get fresh certificates)");
+  }
   if (port != 0) {
     if (seconds == 0 && !rounds_given) return usage("--port needs --seconds or --rounds");
+    if (options.driver.tls && options.driver.tls_ca_file.empty()) return usage("--tls with --port needs --tls-ca");
     if (!options.driver.only_connections.empty()) return usage("--port and --connection: one at a time");
     return drive_running(options, port, seed, seeded, seconds, rounds_given) ? 0 : 1;
   }
@@ -181,6 +196,7 @@ int main(int argc, char** argv) {
     if (!run(options, seeded && sessions == 0 ? seed : random_seed(), quiet)) return 1;
     ++sessions;
   } while (std::chrono::steady_clock::now() < until);
-  std::cout << "hostile_driver: " << sessions << " seeds passed in " << seconds << " s" << std::endl;
+  std::cout << "hostile_driver: " << sessions << " seeds passed" << (options.driver.tls ? " over TLS" : "") << " in "
+            << seconds << " s" << std::endl;
   return 0;
 }

@@ -256,6 +256,31 @@ TEST(HostileHalfClose, requests_held_at_a_half_close_are_all_answered) {
   }
 }
 
+// A request that ends the connection (Connection: close, or one refused),
+// its FIN right behind it: the answer is still sent before the close. The
+// FIN often arrived in the same batch as the request, while the answer
+// was queued and not yet sent, and the server closed without it (found by
+// the hostile driver over TLS, where a half-close sends the close_notify
+// and the FIN together).
+TEST(HostileHalfClose, a_request_that_ends_the_connection_is_answered_when_the_fin_follows_at_once) {
+  ServerProcess server({"--shards", "1"});
+  struct Case {
+    std::string request;
+    int status;
+  };
+  const std::vector<Case> cases = {{get("/plaintext", "Connection: close\r\n"), 200}, {"BLAH\r\n\r\n", 400}};
+  for (const Case& c : cases) {
+    // Each try races the FIN against the answer; before the fix, most lost.
+    for (int attempt = 0; attempt < 10; ++attempt) {
+      Connection connection(server.port());
+      connection.send_all(c.request);
+      ::shutdown(connection.fd(), SHUT_WR);
+      ASSERT_EQ(connection.read_response().status, c.status) << c.request << " attempt " << attempt;
+      EXPECT_TRUE(connection.expect_closed()) << c.request << " attempt " << attempt;
+    }
+  }
+}
+
 // --- 5. Every state has a deadline -----------------------------------------
 
 // A client that asked for a large response with Connection: close (or then

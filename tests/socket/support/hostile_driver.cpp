@@ -13,8 +13,11 @@
 #include <cerrno>
 #include <cstring>
 #include <memory>
+#include <optional>
+#include <string_view>
 
 #include "support/hostile_reader.hpp"
+#include "support/hostile_tls.hpp"
 #include "support/stream_pattern.hpp"
 
 namespace socket_test::hostile {
@@ -39,6 +42,8 @@ constexpr auto idle_early_ms_max = 50ms;
 // A header section that took this much less than the header timeout to
 // send may still have been timed out: the server checks once per tick.
 constexpr auto header_timeout_margin = 300ms;
+// The name the TLS session is for: sent as SNI, and the certificate's.
+constexpr std::string_view tls_host = "localhost";
 
 std::string errno_text(int e) { return std::strerror(e); }
 
@@ -47,7 +52,9 @@ bool is_peer_gone(int e) { return e == ECONNRESET || e == EPIPE; }
 // One connection running its script, checked against its model.
 class Client {
  public:
-  Client(Script script, std::uint16_t port, const DriverOptions& options, Clock::time_point now)
+  // `tls`: the round's client context over HTTPS, nullptr over HTTP.
+  Client(Script script, std::uint16_t port, const DriverOptions& options, ringhttp::tls::ClientContext* tls,
+         Clock::time_point now)
       : script_(std::move(script)),
         options_(options),
         rng_(script_.seed * 31 + script_.index + 7),
@@ -57,6 +64,7 @@ class Client {
         head_sent_at_(script_.requests.size()) {
     next_ = first_answered_from(0);
     connect_to(port);
+    if (tls != nullptr && !done_) start_tls(*tls);
   }
   ~Client() {
     if (fd_ >= 0) ::close(fd_);
@@ -66,13 +74,15 @@ class Client {
 
   // Runs the script as far as it goes without blocking.
   void advance(Clock::time_point now) {
-    while (!done_) {
+    while (!done_ && handshaking_ && handshake_step()) progress(now);
+    while (!done_ && !handshaking_) {
       if (can_read(now)) read_available();
       if (done_ || !run_step(now)) break;
       progress(now);
     }
     if (!done_ && now - last_progress_ > options_.stall_ms_max) {
-      fail("no progress for " + std::to_string(options_.stall_ms_max.count()) + " ms at step " + step_text() +
+      fail("no progress for " + std::to_string(options_.stall_ms_max.count()) + " ms " +
+           (handshaking_ ? "in the TLS handshake" : "at step " + step_text()) +
            ": the server has stopped serving this connection");
     }
   }
@@ -104,6 +114,7 @@ class Client {
   // What this connection adds to the round's tally, once it is done.
   void add_to(Tally& tally) const {
     tally.add(tally_);
+    add_handshake_to(tally);
     if (clean_end_) return;
     // Requests whose answer never came on a connection that ended early:
     // the server may have parsed those it received whole.
@@ -143,6 +154,147 @@ class Client {
     tally_.connections = 1;
   }
 
+  // ---- TLS
+
+  void start_tls(ringhttp::tls::ClientContext& context) {
+    channel_.emplace();
+    std::string error;
+    if (!channel_->start(context, tls_host, error)) return fail("TLS: " + error);
+    handshaking_ = true;
+  }
+
+  // One pass of the handshake: its messages sent, what came received and
+  // read. True when it moved. Once the client's last flight has left, the
+  // script starts.
+  bool handshake_step() {
+    bool moved = send_ciphertext();
+    if (done_) return false;
+    if (channel_->handshake_done()) {
+      if (!channel_->pending().empty()) return moved;  // the client's Finished is still leaving
+      begin_script();
+      return true;
+    }
+    std::array<char, recv_bytes_max> buffer;
+    const ssize_t n = ::recv(fd_, buffer.data(), buffer.size(), 0);
+    if (n == 0) {
+      fail("the server closed the connection in the TLS handshake");
+      return false;
+    }
+    if (n < 0) {
+      if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return moved;
+      fail("recv in the TLS handshake: " + errno_text(errno));
+      return false;
+    }
+    tally_.bytes_received += std::uint64_t(n);
+    channel_->received(std::string_view(buffer.data(), std::size_t(n)));
+    const TlsChannel::Status status = channel_->handshake();
+    if (status == TlsChannel::Status::error || status == TlsChannel::Status::closed) {
+      fail("TLS handshake: " + channel_->session().error_reason());
+      return false;
+    }
+    return true;
+  }
+
+  // The handshake is over: the script starts, and its clocks with it. The
+  // server's idle clock starts when it has read the client's Finished,
+  // after it left here, as a plain connection's starts at its accept.
+  void begin_script() {
+    handshaking_ = false;
+    tls_done_ = true;
+    tls_resumed_ = channel_->session().resumed();
+    last_sent_at_ = Clock::now();
+    decrypt_available();  // anything that came with the server's last flight
+  }
+
+  // Sends pending ciphertext as far as the socket takes it. True when some
+  // left. Once the record of a script's piece has left whole, its bytes
+  // count as sent (the server can read them now, and not before).
+  bool send_ciphertext() {
+    bool moved = false;
+    while (!channel_->pending().empty()) {
+      const std::string_view bytes = channel_->pending();
+      const ssize_t n = ::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL);
+      if (n > 0) {
+        channel_->sent(std::size_t(n));
+        tally_.bytes_sent += std::uint64_t(n);
+        moved = true;
+        continue;
+      }
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+        want_write_ = true;
+        return moved;
+      }
+      on_send_error(n < 0 ? errno : EIO);
+      return moved;
+    }
+    want_write_ = false;
+    if (record_end_ > sent_) {
+      tally_.plaintext_sent += record_end_ - sent_;
+      sent_ = record_end_;
+      last_sent_at_ = Clock::now();
+      note_sent(last_sent_at_);
+    }
+    return moved;
+  }
+
+  // The next piece of a send step as one record, sent as far as it goes.
+  bool seal_piece(const Step& s, std::uint64_t piece) {
+    piece = std::min<std::uint64_t>(piece, ringhttp::tls::record_plaintext_bytes_max);
+    if (!channel_->seal(std::string_view(script_.stream).substr(std::size_t(sent_), std::size_t(piece)))) {
+      fail("TLS: a record cannot be made: " + channel_->session().error_reason());
+      return false;
+    }
+    record_end_ = sent_ + piece;
+    // As for a plain piece: due gap_ms after the last one was.
+    send_ready_at_ += std::chrono::milliseconds(s.gap_ms);
+    send_ciphertext();
+    return !done_;
+  }
+
+  // Reads the records received: their plaintext goes to the model as a
+  // plain connection's bytes do. The server's close_notify must be the
+  // last record; its FIN (on_eof) ends the connection as the model says.
+  void decrypt_available() {
+    std::array<char, ringhttp::tls::record_plaintext_bytes_max> plain;
+    while (!done_) {
+      if (close_notify_received_) {
+        if (channel_->unread() > 0) fail("TLS records after the server's close_notify");
+        return;
+      }
+      std::size_t n = 0;
+      switch (channel_->read(plain.data(), plain.size(), n)) {
+        case TlsChannel::Status::done:
+          server_spoke_ = true;
+          tally_.plaintext_received += n;
+          take_bytes(std::string_view(plain.data(), n));
+          break;
+        case TlsChannel::Status::want_io: return;
+        case TlsChannel::Status::closed:
+          close_notify_received_ = true;
+          ++tally_.close_notifies_received;
+          break;
+        case TlsChannel::Status::error:
+          return fail("TLS: the server's records cannot be read: " + channel_->session().error_reason());
+      }
+    }
+  }
+
+  // How the server counts this connection's handshake (see Tally).
+  void add_handshake_to(Tally& tally) const {
+    if (!channel_ || tally_.connections == 0) return;
+    if (!tls_done_) {
+      ++tally.tls_unfinished;
+      return;
+    }
+    const bool sure = clean_end_ || server_spoke_;
+    if (tls_resumed_) {
+      ++(sure ? tally.tls_resumed_seen : tally.tls_resumed_unsure);
+    } else {
+      ++(sure ? tally.tls_full_seen : tally.tls_full_unsure);
+    }
+  }
+
   std::size_t first_answered_from(std::size_t i) const {
     for (; i < script_.requests.size(); ++i) {
       if (script_.requests[i].answered) return i;
@@ -168,13 +320,13 @@ class Client {
       if (n > 0) {
         const std::string_view bytes(buffer.data(), std::size_t(n));
         tally_.bytes_received += std::uint64_t(n);
-        received_tail_.append(bytes);
-        if (received_tail_.size() > received_tail_bytes_max) {
-          received_tail_.erase(0, received_tail_.size() - received_tail_bytes_max);
-        }
-        reader_.append(bytes);
         last_progress_ = Clock::now();
-        take_responses();
+        if (channel_) {
+          channel_->received(bytes);
+          decrypt_available();
+        } else {
+          take_bytes(bytes);
+        }
         continue;
       }
       if (n == 0) return on_eof();
@@ -182,6 +334,16 @@ class Client {
       if (errno == ECONNRESET) return on_peer_reset("reading");
       return fail("recv: " + errno_text(errno));
     }
+  }
+
+  // Response bytes (plaintext): to the reader, and the responses it makes to the model.
+  void take_bytes(std::string_view bytes) {
+    received_tail_.append(bytes);
+    if (received_tail_.size() > received_tail_bytes_max) {
+      received_tail_.erase(0, received_tail_.size() - received_tail_bytes_max);
+    }
+    reader_.append(bytes);
+    take_responses();
   }
 
   void take_responses() {
@@ -388,6 +550,12 @@ class Client {
         return false;
       }
       case Op::half_close:
+        if (channel_ && !sending_stopped_) {
+          // Over TLS: the close_notify first, then the FIN after it.
+          if (!channel_->session().close_queued()) channel_->close();
+          send_ciphertext();
+          if (done_ || !channel_->pending().empty()) return false;
+        }
         if (::shutdown(fd_, SHUT_WR) != 0 && !closed_expected_) {
           fail("shutdown: " + errno_text(errno));
           return false;
@@ -417,6 +585,11 @@ class Client {
   }
 
   bool send_some(const Step& s, Clock::time_point now) {
+    if (channel_ && !channel_->pending().empty()) {
+      // The last piece's record is still leaving.
+      const bool moved = send_ciphertext();
+      return !done_ && (moved || sending_stopped_);
+    }
     if (sending_stopped_ || sent_ >= s.end) {
       next_step();
       return true;
@@ -428,13 +601,14 @@ class Client {
     if (now < send_ready_at_) return false;
     const std::uint64_t left = s.end - sent_;
     const std::uint64_t piece = std::min<std::uint64_t>(left, rng_.between(1, s.piece_bytes_max));
+    if (channel_) return seal_piece(s, piece);
     const ssize_t n = ::send(fd_, script_.stream.data() + sent_, std::size_t(piece), MSG_NOSIGNAL);
     if (n > 0) {
       sent_ += std::uint64_t(n);
       tally_.bytes_sent += std::uint64_t(n);
       want_write_ = false;
       last_sent_at_ = Clock::now();
-      note_sent(now);
+      note_sent(last_sent_at_);
       // Pieces are due gap_ms apart from the step's start: a loop that fell
       // behind catches up, so a step lasts as long as its script says.
       send_ready_at_ += std::chrono::milliseconds(s.gap_ms);
@@ -444,26 +618,36 @@ class Client {
       want_write_ = true;
       return false;
     }
-    if (n < 0 && is_peer_gone(errno) && closed_idle_while_late()) return false;
-    if (n < 0 && is_peer_gone(errno) && (closed_expected_ || terminal_begun())) {
+    on_send_error(n < 0 ? errno : EIO);
+    return !done_ && sending_stopped_;
+  }
+
+  // A send failed with errno `e`.
+  void on_send_error(int e) {
+    if (handshaking_) return fail("send in the TLS handshake: " + errno_text(e));
+    if (is_peer_gone(e) && closed_idle_while_late()) return;
+    if (is_peer_gone(e) && (closed_expected_ || terminal_begun())) {
       // The server refused a request and closed: what follows it is not
       // read. Its answer is still to be read.
       sending_stopped_ = true;
-      return true;
+      if (channel_) channel_->drop_pending();
+      return;
     }
-    fail("send: " + errno_text(errno) +
+    fail("send: " + errno_text(e) +
          (next_ == no_request ? std::string() : " with request " + request_text(next_) + " unanswered"));
-    return false;
   }
 
   // Keeps when each request's first byte and its header section's last
-  // byte were sent, for sent_slowly().
-  void note_sent(Clock::time_point now) {
+  // byte were sent, for sent_slowly(): `at`, the time the send returned,
+  // not the loop's `now`, which is older by as long as the connections
+  // advanced before this one took (a long stream read under a sanitizer
+  // can take a second), and would make a slow header section look fast.
+  void note_sent(Clock::time_point at) {
     for (; begun_ < script_.requests.size() && script_.requests[begun_].begin < sent_; ++begun_) {
-      begun_at_[begun_] = now;
+      begun_at_[begun_] = at;
     }
     for (; headed_ < script_.requests.size() && script_.requests[headed_].head_end <= sent_; ++headed_) {
-      head_sent_at_[headed_] = now;
+      head_sent_at_[headed_] = at;
     }
   }
 
@@ -557,6 +741,14 @@ class Client {
   std::string received_tail_;
   std::optional<std::string> failure_;
   Tally tally_;
+  // Over TLS only.
+  std::optional<TlsChannel> channel_;
+  bool handshaking_ = false;      // the script waits for the handshake
+  bool tls_done_ = false;         // the handshake completed
+  bool tls_resumed_ = false;      // by resuming a session
+  std::uint64_t record_end_ = 0;  // the script's bytes sealed in records so far (sent_ once they have left)
+  bool server_spoke_ = false;     // a record with plaintext has come
+  bool close_notify_received_ = false;
 };
 
 }  // namespace
@@ -577,6 +769,14 @@ void Tally::add(const Tally& o) {
   idle_timeouts += o.idle_timeouts;
   slow_header_timeouts += o.slow_header_timeouts;
   late_idle_timeouts += o.late_idle_timeouts;
+  tls_full_seen += o.tls_full_seen;
+  tls_full_unsure += o.tls_full_unsure;
+  tls_resumed_seen += o.tls_resumed_seen;
+  tls_resumed_unsure += o.tls_resumed_unsure;
+  tls_unfinished += o.tls_unfinished;
+  plaintext_sent += o.plaintext_sent;
+  plaintext_received += o.plaintext_received;
+  close_notifies_received += o.close_notifies_received;
 }
 
 std::string Tally::summary() const {
@@ -600,6 +800,14 @@ std::string Tally::summary() const {
          " idle timeouts, " + std::to_string(late_idle_timeouts) + " of them while the driver was late), " +
          std::to_string(slow_header_timeouts) + " 408s to header sections sent slowly, " + std::to_string(bytes_sent) +
          " bytes sent, " + std::to_string(bytes_received) + " received";
+  const std::uint64_t handshakes =
+      tls_full_seen + tls_full_unsure + tls_resumed_seen + tls_resumed_unsure + tls_unfinished;
+  if (handshakes == 0) return out;
+  out += "; TLS: " + std::to_string(tls_full_seen + tls_full_unsure) + " full handshakes, " +
+         std::to_string(tls_resumed_seen + tls_resumed_unsure) + " resumed (" +
+         std::to_string(tls_full_unsure + tls_resumed_unsure) + " unsure), " + std::to_string(tls_unfinished) +
+         " unfinished, " + std::to_string(close_notifies_received) + " close_notifies received, " +
+         std::to_string(plaintext_sent) + " plaintext bytes sent, " + std::to_string(plaintext_received) + " received";
   return out;
 }
 
@@ -612,6 +820,17 @@ RoundReport run_round(std::uint16_t port, const DriverOptions& options) {
   } else {
     for (std::uint32_t i = 0; i < options.connections; ++i) indices.push_back(i);
   }
+  std::unique_ptr<ringhttp::tls::ClientContext> tls;
+  if (options.tls) {
+    ringhttp::tls::ClientConfig config;
+    config.ca_file = options.tls_ca_file;
+    std::string error;
+    tls = ringhttp::tls::ClientContext::make(config, error);
+    if (tls == nullptr) {
+      report.failures.push_back({0, "TLS client context: " + error});
+      return report;
+    }
+  }
   std::size_t next = 0;
   std::vector<std::unique_ptr<Client>> live;
   std::vector<pollfd> fds;
@@ -623,8 +842,8 @@ RoundReport run_round(std::uint16_t port, const DriverOptions& options) {
     Clock::time_point now = Clock::now();
     const bool late = now - start > options.round_ms_max;
     while (!late && live.size() < std::max<std::uint32_t>(options.concurrency, 1) && next < indices.size()) {
-      live.push_back(
-          std::make_unique<Client>(generate_script(options.seed, indices[next++], options.script), port, options, now));
+      live.push_back(std::make_unique<Client>(generate_script(options.seed, indices[next++], options.script), port,
+                                              options, tls.get(), now));
     }
     for (auto& c : live) {
       if (late) c->abandon();

@@ -3,6 +3,12 @@
 // one thread, every response checked against the script's model as it
 // arrives: each request gets exactly its own response, in order, or the
 // connection is refused with the right status and closed.
+//
+// Over HTTPS too (DriverOptions::tls): each connection does its TLS
+// handshake before its script starts, every piece the script sends leaves
+// as exactly one record, and the responses are read from the decrypted
+// records (support/hostile_tls.hpp). A reset is still a TCP reset; a
+// half-close sends a close_notify, then the FIN.
 #pragma once
 
 #include <chrono>
@@ -38,6 +44,11 @@ struct DriverOptions {
   // 10.1.1: the server must send it, or a final status, at once).
   std::chrono::milliseconds continue_wait_ms_max{3000};
   std::chrono::milliseconds round_ms_max{60000};
+  // HTTPS: the server serves it with a certificate for "localhost" that
+  // tls_ca_file (PEM) signed. Sessions are resumed where the server gave a
+  // ticket, so both full and resumed handshakes happen.
+  bool tls = false;
+  std::string tls_ca_file;
 };
 
 // What the driver saw in a round, to compare with the server's /metrics.
@@ -52,6 +63,7 @@ struct Tally {
   std::map<int, std::uint64_t> status_unsure;
   std::map<std::string, std::uint64_t> refusal_seen;  // parse error kinds, and "header" for the header timeout
   std::map<std::string, std::uint64_t> refusal_unsure;
+  // On the wire: ciphertext over TLS, the handshakes' included.
   std::uint64_t bytes_sent = 0;
   std::uint64_t bytes_received = 0;
   std::uint64_t resets = 0;         // connections the driver reset
@@ -65,6 +77,20 @@ struct Tally {
   // driver itself left idle that long (a loaded machine delays its loop);
   // counted in idle_timeouts and server_closes too.
   std::uint64_t late_idle_timeouts = 0;
+  // Over TLS. Handshakes the driver completed, full or resumed, as the
+  // server counts them once it has read the client's Finished: `unsure`
+  // ones are on connections the driver reset (or that failed) before any
+  // response came, so the server may never have read it and counts the
+  // handshake as failed ("closed") instead. Handshakes still unfinished
+  // when the driver closed (failures only) fail for the server too.
+  std::uint64_t tls_full_seen = 0;
+  std::uint64_t tls_full_unsure = 0;
+  std::uint64_t tls_resumed_seen = 0;
+  std::uint64_t tls_resumed_unsure = 0;
+  std::uint64_t tls_unfinished = 0;
+  std::uint64_t plaintext_sent = 0;      // the scripts' bytes, in records wholly sent
+  std::uint64_t plaintext_received = 0;  // decrypted
+  std::uint64_t close_notifies_received = 0;
 
   void add(const Tally& other);
   std::string summary() const;

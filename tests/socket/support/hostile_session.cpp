@@ -12,6 +12,7 @@
 #include <thread>
 #include <utility>
 
+#include "support/certificates.hpp"
 #include "support/eventually.hpp"
 #include "support/metrics.hpp"
 #include "support/requests.hpp"
@@ -27,6 +28,16 @@ using namespace std::chrono_literals;
 constexpr std::size_t failures_in_full_max = 3;
 // The server's tick (server/shard.hpp): timeouts are checked this often.
 constexpr auto server_tick = 100ms;
+
+// The server's TLS counters (server/counters.cpp).
+const std::string tls_handshakes_full = "ringhttp_tls_handshakes_total";
+const std::string tls_handshakes_resumed = "ringhttp_tls_handshakes_resumed_total";
+const std::string tls_handshakes_failed_prefix = "ringhttp_tls_handshakes_failed_total{reason=\"";
+const std::string tls_handshakes_closed = tls_handshakes_failed_prefix + "closed\"}";
+const std::string tls_handshakes_in_progress = "ringhttp_tls_handshakes_in_progress";
+const std::string tls_failures = "ringhttp_tls_failures_total";
+const std::string tls_plaintext_in = "ringhttp_tls_plaintext_bytes_total{direction=\"in\"}";
+const std::string tls_plaintext_out = "ringhttp_tls_plaintext_bytes_total{direction=\"out\"}";
 
 // Alive: it exists and is not a zombie (a crashed child of this process is
 // a zombie until reaped, and kill(pid, 0) still succeeds on it).
@@ -58,20 +69,26 @@ std::uint64_t resident_bytes(pid_t pid) {
   return 0;
 }
 
-// /metrics scrapes, counted: each one is a connection and a request of its
-// own, which the deltas the driver checks must allow for exactly.
+// /metrics scrapes, counted: on the server's main port each one is a
+// connection and a request of its own, which the deltas the driver checks
+// must allow for exactly. On a metrics address of its own (over HTTPS)
+// they count nowhere.
 class Scraper {
  public:
-  explicit Scraper(std::uint16_t port) : port_(port) {}
+  explicit Scraper(const ServerProcess& server)
+      : port_(server.metrics_port().value_or(server.port())), on_main_port_(!server.metrics_port()) {}
   Metrics scrape() {
-    ++count_;
+    if (on_main_port_) ++count_;
     return scrape_metrics(port_);
   }
-  // Scrapes since the last call.
+  // Scrapes on the main port since the last call.
   std::uint64_t take_count() { return std::exchange(count_, 0); }
+  // ringhttp_connections_active while a scrape is served: 1 on the main port.
+  double active_while_scraping() const { return on_main_port_ ? 1 : 0; }
 
  private:
   std::uint16_t port_;
+  bool on_main_port_;
   std::uint64_t count_ = 0;
 };
 
@@ -84,13 +101,62 @@ std::uint64_t count_of(const std::map<std::string, std::uint64_t>& m, const std:
   return it == m.end() ? 0 : it->second;
 }
 
+// The TLS counters, against what the driver saw (see Tally): over plain
+// HTTP none moves. Over HTTPS each connection's handshake ends exactly once
+// for the server: complete (full or resumed, as the driver saw it), or
+// failed as "closed" where the driver closed first; no other reason, since
+// the driver offers what the server accepts and handshakes at once. Every
+// plaintext byte the server read, the driver sent in a whole record, and
+// every one the driver decrypted, the server encrypted.
+template <typename Expect>
+void compare_tls_metrics(const Metrics& before, const Metrics& after, const Tally& t, bool tls, const Expect& expect,
+                         std::vector<std::string>& wrong) {
+  const auto delta = [&](const std::string& name) { return after.value(name) - before.value(name); };
+  double ended = delta(tls_handshakes_full) + delta(tls_handshakes_resumed);
+  for (const auto& [name, value] : after.series) {
+    if (name.rfind(tls_handshakes_failed_prefix, 0) != 0) continue;
+    ended += value - before.value(name);
+    if (name != tls_handshakes_closed) expect(name, 0, 0);
+  }
+  expect(tls_failures, 0, 0);
+  if (after.value(tls_handshakes_in_progress) != 0) {
+    wrong.push_back("/metrics: " + tls_handshakes_in_progress + " is " +
+                    std::to_string(after.value(tls_handshakes_in_progress)) + " with every connection closed");
+  }
+  if (!tls) {
+    for (const std::string& name :
+         {tls_handshakes_full, tls_handshakes_resumed, tls_handshakes_closed, tls_plaintext_in, tls_plaintext_out}) {
+      expect(name, 0, 0);
+    }
+    return;
+  }
+  expect(tls_handshakes_full, t.tls_full_seen, t.tls_full_seen + t.tls_full_unsure);
+  expect(tls_handshakes_resumed, t.tls_resumed_seen, t.tls_resumed_seen + t.tls_resumed_unsure);
+  expect(tls_handshakes_closed, t.tls_unfinished, t.tls_unfinished + t.tls_full_unsure + t.tls_resumed_unsure);
+  if (ended != double(t.connections)) {
+    wrong.push_back("/metrics: " + std::to_string(std::uint64_t(ended)) + " TLS handshakes ended (" +
+                    tls_handshakes_full + ", " + tls_handshakes_resumed + " and " + tls_handshakes_failed_prefix +
+                    "...} together) for " + std::to_string(t.connections) + " connections");
+  }
+  if (delta(tls_plaintext_in) > double(t.plaintext_sent)) {
+    wrong.push_back("/metrics: " + tls_plaintext_in + " went up by " +
+                    std::to_string(std::uint64_t(delta(tls_plaintext_in))) +
+                    ", more than the driver sent in whole records (" + std::to_string(t.plaintext_sent) + ")");
+  }
+  if (delta(tls_plaintext_out) < double(t.plaintext_received)) {
+    wrong.push_back("/metrics: " + tls_plaintext_out + " went up by " +
+                    std::to_string(std::uint64_t(delta(tls_plaintext_out))) + ", less than the driver decrypted (" +
+                    std::to_string(t.plaintext_received) + ")");
+  }
+}
+
 // What /metrics says happened between `before` and `after`, against what
 // the driver saw. `scrapes`: scrapes after `before`, `after` included; each
 // is one accepted connection and one request, and each but `after` one
 // closed connection and one 200 (a scrape's own response is counted after
 // it is rendered); `before`'s own 200 and close fall in between too.
 std::vector<std::string> compare_metrics(const Metrics& before, const Metrics& after, const Tally& t,
-                                         std::uint64_t scrapes) {
+                                         std::uint64_t scrapes, double active_while_scraping, bool tls) {
   std::vector<std::string> wrong;
   const auto delta = [&](const std::string& name) { return after.value(name) - before.value(name); };
   const auto expect = [&](const std::string& name, std::uint64_t lo, std::uint64_t hi) {
@@ -165,7 +231,8 @@ std::vector<std::string> compare_metrics(const Metrics& before, const Metrics& a
   }
   // Every byte the driver received, the server sent; the server received
   // no more than the driver and the scrapes sent (less where the driver
-  // reset, or wrote on after a refusal).
+  // reset, or wrote on after a refusal). Over TLS these are ciphertext,
+  // the handshakes' included.
   if (delta(metric::bytes_sent) < double(t.bytes_received)) {
     wrong.push_back("/metrics: " + metric::bytes_sent + " went up by " +
                     std::to_string(std::uint64_t(delta(metric::bytes_sent))) + ", less than the driver received (" +
@@ -177,10 +244,11 @@ std::vector<std::string> compare_metrics(const Metrics& before, const Metrics& a
                     std::to_string(std::uint64_t(delta(metric::bytes_received))) + ", more than was sent (" +
                     std::to_string(t.bytes_sent + scrapes * scrape_bytes) + ")");
   }
-  if (after.value(metric::active) != 1) {
+  if (after.value(metric::active) != active_while_scraping) {
     wrong.push_back("/metrics: " + metric::active + " is " + std::to_string(after.value(metric::active)) +
                     " with only the scrape connected");
   }
+  compare_tls_metrics(before, after, t, tls, expect, wrong);
   return wrong;
 }
 
@@ -314,6 +382,25 @@ void add_replays(const SessionOptions& options, const std::vector<Failure>& fail
 }  // namespace
 
 std::vector<std::string> server_args(const SessionOptions& options) {
+  std::vector<std::string> tls_args;
+  if (options.driver.tls && !options.tls_cert_file.empty()) {
+    // The handshake's deadline runs from the accept, and the driver
+    // handshakes at once, before its script: it must never fire, so it is
+    // past the driver's stall limit, and a handshake that slow is reported
+    // by the driver itself. By default it would be the header timeout,
+    // which the driver's own loop can outlast under a sanitizer (a
+    // connection reading a long stream delays the others by a second or
+    // two); the header timeout still starts at a request's first byte.
+    const auto handshake_timeout = options.driver.stall_ms_max + 1s;
+    tls_args = {"--tls-cert",
+                options.tls_cert_file,
+                "--tls-key",
+                options.tls_key_file,
+                "--tls-handshake-timeout-ms",
+                std::to_string(handshake_timeout.count()),
+                "--metrics-address",
+                "127.0.0.1:0"};
+  }
   std::vector<std::string> args{"--shards",
                                 "1",
                                 "--header-bytes-max",
@@ -326,13 +413,27 @@ std::vector<std::string> server_args(const SessionOptions& options) {
                                 std::to_string(options.driver.idle_timeout.count()),
                                 "--output-bytes-max",
                                 std::to_string(options.output_bytes_max)};
+  args.insert(args.end(), tls_args.begin(), tls_args.end());
   args.insert(args.end(), options.extra_server_args.begin(), options.extra_server_args.end());
   return args;
 }
 
-SessionReport run_session(const SessionOptions& options) {
+SessionReport run_session(const SessionOptions& given) {
   SessionReport report;
   auto& failures = report.failures;
+  SessionOptions options = given;
+  std::optional<TempCertificates> certificates;
+  if (options.driver.tls && options.tls_cert_file.empty()) {
+    try {
+      certificates.emplace();
+    } catch (const std::exception& e) {
+      failures.push_back(std::string("certificates for the HTTPS server: ") + e.what());
+      return report;
+    }
+    options.tls_cert_file = certificates->files().cert_file;
+    options.tls_key_file = certificates->files().key_file;
+    options.driver.tls_ca_file = certificates->files().ca_file;
+  }
   if (options.driver.stall_ms_max <
       std::max(options.driver.header_timeout, options.driver.idle_timeout) + server_tick + 1s) {
     failures.push_back("the driver's stall limit must exceed the server's header and idle timeouts by a second");
@@ -346,7 +447,7 @@ SessionReport run_session(const SessionOptions& options) {
   // The start-up line names the malloc in use: libasan's under AddressSanitizer.
   const bool sanitized = server.startup_line().find("asan") != std::string::npos;
   const std::size_t descriptors_at_start = open_descriptors(pid);
-  Scraper scraper(server.port());
+  Scraper scraper(server);
   Metrics before = scraper.scrape();
   scraper.take_count();
   std::optional<std::uint64_t> rss_after_first;
@@ -373,16 +474,20 @@ SessionReport run_session(const SessionOptions& options) {
     const bool settled = eventually(
         [&] {
           after = scraper.scrape();
-          return after.value(metric::active) == 1;
+          return after.value(metric::active) == scraper.active_while_scraping();
         },
         options.settle_ms_max);
     if (!settled) {
       failures.push_back("round " + std::to_string(round_number) + ": " + metric::active + " stays at " +
-                         std::to_string(after.value(metric::active)) + " (1 is the scrape itself) after " +
-                         std::to_string(options.settle_ms_max.count()) + " ms");
+                         std::to_string(after.value(metric::active)) +
+                         (scraper.active_while_scraping() == 1
+                              ? " (1 is the scrape itself)"
+                              : " (the scrapes go to a metrics address of their own)") +
+                         " after " + std::to_string(options.settle_ms_max.count()) + " ms");
     }
     log("round " + std::to_string(round_number) + ": the server's paths taken: " + paths_taken(before, after));
-    for (std::string& m : compare_metrics(before, after, round.tally, scraper.take_count())) {
+    for (std::string& m : compare_metrics(before, after, round.tally, scraper.take_count(),
+                                          scraper.active_while_scraping(), options.driver.tls)) {
       failures.push_back("round " + std::to_string(round_number) + ": " + m);
     }
     before = after;

@@ -4,6 +4,13 @@
 // where they started, /metrics in agreement with what the driver saw, and
 // its memory no larger after a second identical round. Shared by the gtest
 // (a fixed seed) and the standalone driver (random seeds, tools/fuzz.sh).
+//
+// Over HTTPS (driver.tls) the server gets fresh certificates, serves
+// /metrics on a plain address of its own (so that the scrapes add no
+// connection, request or handshake to what is checked), and its TLS
+// counters are checked too: one handshake ended per connection, full or
+// resumed as the driver saw it, and no failure but where the driver
+// closed first.
 #pragma once
 
 #include <chrono>
@@ -25,6 +32,11 @@ struct SessionOptions {
   // for (shards, header and body limits, timeouts), which are derived from
   // driver.script.
   std::vector<std::string> extra_server_args;
+  // Over HTTPS: the server's certificate and key, for a CA that
+  // driver.tls_ca_file names. run_session makes a fresh set when they are
+  // empty (support/certificates.hpp).
+  std::string tls_cert_file;
+  std::string tls_key_file;
   // The server's --output-bytes-max: small, so that a client that stops
   // reading soon makes the server stop reading it too.
   std::uint64_t output_bytes_max = 32 * 1024;
@@ -51,8 +63,9 @@ struct SessionReport {
   bool server_died = false;
 };
 
-// The server's flags for these limits; the socket tests' helpers add
-// --port 0 --address 127.0.0.1.
+// The server's flags for these limits (and over HTTPS with the certificate
+// files set, for TLS and /metrics on 127.0.0.1:0); the socket tests'
+// helpers add --port 0 --address 127.0.0.1.
 std::vector<std::string> server_args(const SessionOptions& options);
 
 SessionReport run_session(const SessionOptions& options);
