@@ -54,7 +54,7 @@ constexpr const char* usage_text =
     "      --connect-timeout T a connect (and its TLS handshake) not done by then is a timeout error\n"
     "                          (default 2s)\n"
     "      --backend B         uring (default) or epoll: the system calls the connections are driven by\n"
-    "      --uring LIST        [profile,]switches: 5.10, 5.19, 6.0, 6.1, 6.6 or all, then no-FEATURE, sqpoll, no-sqarray\n"
+    "      --uring LIST        [profile,]switches: 5.10, 5.19, 6.0, 6.1, 6.6 or all, then no-FEATURE, sqpoll, min-wait, no-sqarray\n"
     "      --json              the report as one JSON object on stdout (text goes to stderr)\n"
     "      --hdr-out FILE      latency distribution in HdrHistogram's .hgrm text format\n"
     "      --hdr-log FILE      HdrHistogram interval log (V2 compressed) of the measured window\n"

@@ -28,7 +28,7 @@ constexpr const char* usage_text =
     "  --cpus LIST               CPUs to pin shards to, within the CPU mask, e.g. 0,1 or 0-3\n"
     "                            (default: the mask's CPUs in order)\n"
     "  --uring LIST              [profile,]switches: profile 5.10, 5.19, 6.0, 6.1, 6.6 or all (default),\n"
-    "                            then no-FEATURE switches, sqpoll, no-sqarray, e.g. 5.19,sqpoll\n"
+    "                            then no-FEATURE switches, sqpoll, min-wait, no-sqarray, e.g. 5.19,sqpoll\n"
     "  --send MODE               writev, sendmsg (default) or zc (IORING_OP_SENDMSG_ZC)\n"
     "  --backend B               uring (default) or epoll: the system calls the shards are driven by\n"
     "  --request-line-bytes-max N\n"

@@ -7,7 +7,8 @@
 //
 // --uring takes the server's values (core/uring/features.hpp), so that a
 // variation is named the same way on both; the ring's set-up follows them
-// (single issuer, defer or coop taskrun, sqpoll, no-sqarray). Multishot
+// (single issuer, defer or coop taskrun, sqpoll, no-sqarray) and so does
+// its wait (min-wait). Multishot
 // accept and receive into a buffer ring are what this responder is made of:
 // a value that turns them off is refused.
 #include "floor_common.hpp"
@@ -76,6 +77,7 @@ struct Server {
     int listen_fd = -1;
     int signal_fd = -1;
     bool stop = false;
+    bool min_wait = false;  // --uring min-wait: wait for a batch (core/uring/ring.hpp)
     io_uring_buf_ring* buf_ring = nullptr;
     char* buffers = nullptr;
     signalfd_siginfo siginfo{};
@@ -273,8 +275,10 @@ struct Server {
         io_uring_cqe* cqes[cqes_per_reap_max];
         Cqe batch[cqes_per_reap_max];
         while (!stop) {
-            const int r = io_uring_submit_and_wait(&ring, 1);
-            if (r < 0 && r != -EINTR && r != -EAGAIN && r != -EBUSY) {
+            const int r = min_wait ? ringhttp::uring::submit_and_wait_min(ring, ringhttp::uring::Ring::min_wait_batch,
+                                                                          ringhttp::uring::Ring::min_wait_us, nullptr)
+                                   : io_uring_submit_and_wait(&ring, 1);
+            if (r < 0 && r != -EINTR && r != -EAGAIN && r != -EBUSY && r != -ETIME) {
                 errno = -r;
                 die("io_uring_submit_and_wait");
             }
@@ -352,6 +356,7 @@ int main(int argc, char** argv) {
         return 1;
     }
     server.init_ring(features);
+    server.min_wait = features.min_wait;
     server.init_buffers();
     server.signal_fd = signalfd(-1, &mask, SFD_CLOEXEC);
     if (server.signal_fd < 0) die("signalfd");

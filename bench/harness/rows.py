@@ -94,6 +94,7 @@ AXES = {
         Variant("5.19", extra_args=("--uring", "5.19")),
         Variant("5.10", extra_args=("--uring", "5.10")),
         Variant("sqpoll", extra_args=("--uring", "all,sqpoll"), expect_uring="sqpoll"),
+        Variant("min-wait", extra_args=("--uring", "all,min-wait"), expect_uring="min-wait"),
     ]),
     "send": (("plaintext", "stream-64k"), [
         Variant("sendmsg", extra_args=("--send", "sendmsg"), expect_send="sendmsg"),

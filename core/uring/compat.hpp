@@ -28,3 +28,12 @@
 #ifndef IORING_NOTIF_USAGE_ZC_COPIED
 #define IORING_NOTIF_USAGE_ZC_COPIED (1U << 31)  // in a zero-copy notification's res (6.2)
 #endif
+#ifndef IORING_FEAT_MIN_TIMEOUT
+// io_uring_getevents_arg's `pad` is min_wait_usec: wait up to that long for
+// the batch asked for, then return with whatever has come (6.12).
+#define IORING_FEAT_MIN_TIMEOUT (1U << 15)
+#endif
+// liburing's own mark (src/int_flags.h, not installed) that
+// io_uring_register_ring_fd succeeded, so enter_ring_fd is an index into
+// the registered rings (2.2 and later).
+#define RINGHTTP_LIBURING_INT_FLAG_REG_RING 1

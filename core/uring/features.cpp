@@ -238,6 +238,20 @@ bool probe_no_sqarray() {
   return ok;
 }
 
+// The kernel says it takes min_wait_usec (IORING_FEAT_MIN_TIMEOUT), and a
+// wait with it returns the NOP queued before it.
+bool probe_min_wait() {
+  ScratchRing ring(0);
+  if (!ring.ok() || (ring.get()->features & IORING_FEAT_MIN_TIMEOUT) == 0) return false;
+  io_uring_prep_nop(io_uring_get_sqe(ring.get()));
+  __kernel_timespec timeout{1, 0};
+  if (submit_and_wait_min(*ring.get(), 2, 10, &timeout) < 0) return false;
+  io_uring_cqe* cqe = nullptr;
+  const bool ok = io_uring_peek_cqe(ring.get(), &cqe) == 0 && cqe->res == 0;
+  if (ok) io_uring_cqe_seen(ring.get(), cqe);
+  return ok;
+}
+
 }  // namespace
 
 ZeroCopySend probe_zero_copy_send() {
@@ -279,6 +293,7 @@ Features Features::intersect(const Features& other) const {
   out.multishot_recv = multishot_recv && other.multishot_recv && out.bufring;
   out.sqpoll = sqpoll && other.sqpoll;
   out.no_sqarray = no_sqarray && other.no_sqarray;
+  out.min_wait = min_wait && other.min_wait && !out.sqpoll;
   out.asked = asked | other.asked;
   if (out.sqpoll) {
     // io_uring_setup refuses DEFER_TASKRUN, COOP_TASKRUN and TASKRUN_FLAG
@@ -306,6 +321,7 @@ std::string Features::describe() const {
   add(bufring, "bufring");
   add(sqpoll, "sqpoll");
   add(no_sqarray, "no-sqarray");
+  add(min_wait, "min-wait");
   if (out.empty()) out = "basic";
   return out;
 }
@@ -349,6 +365,7 @@ Features probe_kernel() {
   // an unprivileged SQPOLL ring is refused (-EPERM).
   found.sqpoll = ScratchRing(IORING_SETUP_SQPOLL).ok();
   found.no_sqarray = probe_no_sqarray();
+  found.min_wait = probe_min_wait();
   found.multishot_accept = probe_multishot_accept(plain);
   ScratchBufRing bufs;
   found.bufring = probe_bufring(plain, bufs);
@@ -399,6 +416,9 @@ bool apply_switch(std::string_view name, Features& wanted) {
   } else if (name == "no-sqarray") {
     wanted.no_sqarray = true;
     wanted.asked |= Features::asked_no_sqarray;
+  } else if (name == "min-wait") {
+    wanted.min_wait = true;
+    wanted.asked |= Features::asked_min_wait;
   } else if (name == "sqarray") {
     wanted.no_sqarray = false;
     wanted.asked &= ~Features::asked_no_sqarray;
@@ -426,7 +446,7 @@ bool apply_switch(std::string_view name, Features& wanted) {
 }
 
 constexpr const char* names_help =
-    " (a profile first, optional: 5.10, 5.19, 6.0, 6.1, 6.6, all; then any of sqpoll, no-sqarray, sqarray, "
+    " (a profile first, optional: 5.10, 5.19, 6.0, 6.1, 6.6, all; then any of sqpoll, min-wait, no-sqarray, sqarray, "
     "no-defer-taskrun, no-coop-taskrun, no-single-issuer, no-multishot, no-multishot-accept, no-multishot-recv, "
     "no-bufring)";
 
@@ -465,6 +485,9 @@ std::string unavailable_note(const Features& wanted, const Features& kernel) {
   }
   if (wanted.no_sqarray && (wanted.asked & Features::asked_no_sqarray) != 0 && !kernel.no_sqarray) {
     add("--uring no-sqarray: this kernel has no IORING_SETUP_NO_SQARRAY (6.6); running with the SQ array");
+  }
+  if (wanted.min_wait && (wanted.asked & Features::asked_min_wait) != 0 && !kernel.min_wait) {
+    add("--uring min-wait: this kernel has no IORING_FEAT_MIN_TIMEOUT (6.12); waiting for one completion");
   }
   return note;
 }

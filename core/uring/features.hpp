@@ -25,11 +25,19 @@ struct Features {
   // order, without the index array liburing would otherwise fill and the
   // kernel read for each one.
   bool no_sqarray = false;
+  // IORING_FEAT_MIN_TIMEOUT (6.12): each wait asks for a batch of
+  // completions (Ring::min_wait_batch) and returns once it has come, or
+  // Ring::min_wait_us after the first one, whichever is sooner: fewer
+  // wake-ups under load, at most that much later at low load. A trade of
+  // latency, so opt-in like sqpoll: no profile turns it on. Off with sqpoll
+  // (the poller's ring is waited on differently).
+  bool min_wait = false;
 
   // Features from 6.6 on that the user asked for by name (a switch, or a
   // profile other than `all`), as bits: when this kernel lacks one, stderr
   // says so. `all` asks for nothing by name: it is whatever the kernel has.
   static constexpr std::uint32_t asked_no_sqarray = 1u << 0;
+  static constexpr std::uint32_t asked_min_wait = 1u << 1;
   std::uint32_t asked = 0;
 
   // Everything but sqpoll, which must be asked for.
@@ -67,7 +75,8 @@ Features probe_kernel();
 // is a profile ("5.10", "5.19", "6.0", "6.1", "6.6", "all"; "all" when
 // there is none), followed by switches applied to that profile in order:
 // "no-FEATURE" turns a feature of 6.1 or before off, "sqpoll" and
-// "no-sqarray" turn theirs on, "sqarray" turns no-sqarray off: "sqpoll",
+// "no-sqarray" and "min-wait" turn theirs on, "sqarray" turns no-sqarray
+// off: "sqpoll", "all,min-wait",
 // "all,sqpoll", "5.19,sqpoll", "no-bufring", "6.0,no-bufring,sqpoll",
 // "6.1,no-sqarray". Returns false and fills `error` on an unknown name, an
 // empty item, or a profile that is not first.

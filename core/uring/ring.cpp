@@ -1,5 +1,7 @@
 #include "core/uring/ring.hpp"
 
+#include <signal.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cassert>
@@ -24,6 +26,31 @@ int queue_init(std::uint32_t entries, io_uring& ring, io_uring_params& params) {
   }
   ring.features = params.features;  // which io_uring_queue_mmap leaves unset (IORING_FEAT_EXT_ARG's waits read it)
   return 0;
+}
+
+int submit_and_wait_min(io_uring& ring, std::uint32_t wait_nr, std::uint32_t min_wait_us,
+                        const __kernel_timespec* timeout) {
+  // What io_uring_submit does first: hand the queued entries over by moving
+  // the SQ tail (liburing 2.3 keeps sqe_tail ahead of sqe_head until then).
+  io_uring_sq& sq = ring.sq;
+  const unsigned tail = sq.sqe_tail;
+  if (sq.sqe_head != tail) {
+    sq.sqe_head = tail;
+    io_uring_smp_store_release(sq.ktail, tail);
+  }
+  const unsigned to_submit = tail - *sq.khead;
+  // Without a timeout of its own, once min_wait_us has passed with nothing
+  // the kernel (6.18) returns -ETIME rather than wait on: an idle ring would
+  // wake every min_wait_us. A far deadline keeps it asleep instead.
+  static constexpr __kernel_timespec far{std::int64_t{3600} * 24, 0};
+  io_uring_getevents_arg arg{};
+  arg.sigmask_sz = _NSIG / 8;
+  arg.pad = min_wait_us;  // min_wait_usec since 6.12
+  arg.ts = reinterpret_cast<std::uint64_t>(timeout != nullptr ? timeout : &far);
+  unsigned flags = IORING_ENTER_GETEVENTS | IORING_ENTER_EXT_ARG;
+  if ((ring.int_flags & RINGHTTP_LIBURING_INT_FLAG_REG_RING) != 0) flags |= IORING_ENTER_REGISTERED_RING;
+  const long rc = ::syscall(__NR_io_uring_enter, ring.enter_ring_fd, to_submit, wait_nr, flags, &arg, sizeof arg);
+  return rc < 0 ? -errno : int(rc);
 }
 
 Ring::~Ring() {
@@ -53,6 +80,7 @@ int Ring::init(std::uint32_t sq_entries, const Features& features, int sq_thread
   if (rc < 0) return rc;
   initialized_ = true;
   sqpoll_ = features.sqpoll;
+  min_wait_ = features.min_wait && !features.sqpoll;
   // A registered ring fd saves an fdget/fdput per io_uring_enter; optional.
   (void)io_uring_register_ring_fd(&ring_);
   return 0;
@@ -87,7 +115,8 @@ std::uint32_t Ring::submit_and_reap(std::span<Completion> out) {
   assert(initialized_);
   int rc;
   do {
-    rc = io_uring_submit_and_wait(&ring_, 1);
+    rc = min_wait_ ? submit_and_wait_min(ring_, min_wait_batch, min_wait_us, nullptr)
+                   : io_uring_submit_and_wait(&ring_, 1);
   } while (rc == -EINTR);
   check_wait(rc);
   return reap(out);
@@ -96,9 +125,14 @@ std::uint32_t Ring::submit_and_reap(std::span<Completion> out) {
 std::uint32_t Ring::submit_and_reap(std::span<Completion> out, __kernel_timespec timeout) {
   assert(initialized_);
   io_uring_cqe* cqe = nullptr;
+  // A deadline nearer than the batch's wait ends it: the kernel would
+  // otherwise wait min_wait_us whatever the timeout.
+  const std::int64_t timeout_us = std::int64_t(timeout.tv_sec) * 1'000'000 + timeout.tv_nsec / 1000;
+  const std::uint32_t min_us = timeout_us < std::int64_t(min_wait_us) ? std::uint32_t(timeout_us) : min_wait_us;
   int rc;
   do {
-    rc = io_uring_submit_and_wait_timeout(&ring_, &cqe, 1, &timeout, nullptr);
+    rc = min_wait_ && min_us > 0 ? submit_and_wait_min(ring_, min_wait_batch, min_us, &timeout)
+                                 : io_uring_submit_and_wait_timeout(&ring_, &cqe, 1, &timeout, nullptr);
   } while (rc == -EINTR);
   check_wait(rc);
   return reap(out);

@@ -22,6 +22,14 @@ using Completion = io::Completion;
 // Returns 0 or -errno.
 int queue_init(std::uint32_t entries, io_uring& ring, io_uring_params& params);
 
+// Submits what is queued and waits for `wait_nr` completions, returning
+// once they have come, or `min_wait_us` after the first one, or at
+// `timeout` (relative; null: none) with none: io_uring_enter with
+// min_wait_usec (6.12), which liburing 2.3 cannot pass. Not for SQPOLL
+// rings. Returns what io_uring_enter returns.
+int submit_and_wait_min(io_uring& ring, std::uint32_t wait_nr, std::uint32_t min_wait_us,
+                        const __kernel_timespec* timeout);
+
 class Ring {
  public:
   // The completion queue is sized for multishot operations, whose completions
@@ -37,6 +45,14 @@ class Ring {
   // enough that an idle ring's poller stops spinning on its core soon after
   // the last submission. The kernel's own default is one second.
   static constexpr std::uint32_t sq_thread_idle_ms = 10;
+  // With min-wait: the batch a wait asks for, and how long past the first
+  // completion it may wait for the rest. The batch is what one loop
+  // iteration handles well (a fraction of reap_batch_max); the time is a
+  // few loopback round trips, small beside a request's latency under load.
+  // A wait with a deadline nearer than that (the client's next scheduled
+  // send, a shard's tick) waits only until the deadline.
+  static constexpr std::uint32_t min_wait_batch = 16;
+  static constexpr std::uint32_t min_wait_us = 50;
 
   Ring() = default;
   ~Ring();
@@ -67,6 +83,7 @@ class Ring {
   io_uring ring_{};
   bool initialized_ = false;
   bool sqpoll_ = false;
+  bool min_wait_ = false;
   std::uint64_t full_flushes_ = 0;
 };
 

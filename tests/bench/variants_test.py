@@ -52,6 +52,7 @@ VARIANTS = {
     "5.19": (DEFAULT_PLACEMENT, ["--uring", "5.19"]),
     "5.10": (DEFAULT_PLACEMENT, ["--uring", "5.10"]),
     "sqpoll": (DEFAULT_PLACEMENT, ["--uring", "all,sqpoll"]),
+    "min-wait": (DEFAULT_PLACEMENT, ["--uring", "all,min-wait"]),
     "sendmsg": (DEFAULT_PLACEMENT, ["--send", "sendmsg"]),
     "writev": (DEFAULT_PLACEMENT, ["--send", "writev"]),
     "zc": (DEFAULT_PLACEMENT, ["--send", "zc"]),

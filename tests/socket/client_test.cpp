@@ -55,11 +55,13 @@ class ClientAgainstServer : public testing::Test {
 // run no shorter than the schedule: its last batch is due
 // (requests / pipeline - 1) / (rate / pipeline) s after the start.
 void expect_paced_run(const ServerProcess& server, std::uint64_t rate_per_s, std::uint64_t pipeline,
-                      std::uint64_t requests, const char* duration) {
+                      std::uint64_t requests, const char* duration, std::vector<std::string> extra = {}) {
   const auto started = std::chrono::steady_clock::now();  // CLOCK_MONOTONIC, the client's clock
-  const ClientRun run = run_client({"-R", std::to_string(rate_per_s), "-p", std::to_string(pipeline), "-n",
-                                    std::to_string(requests), "-d", duration, "-c", "4", "--json",
-                                    url(server, "/plaintext")});
+  std::vector<std::string> args{"-R", std::to_string(rate_per_s), "-p", std::to_string(pipeline), "-n",
+                                std::to_string(requests), "-d", duration, "-c", "4", "--json"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  args.push_back(url(server, "/plaintext"));
+  const ClientRun run = run_client(args);
   const auto elapsed = std::chrono::steady_clock::now() - started;
   ASSERT_EQ(run.exit_code, 0) << run.err;
   const JsonReport report(run);
@@ -302,8 +304,9 @@ TEST_F(ClientAgainstServer, every_uring_profile_receives_every_response_small_an
   // own buffer; no-multishot-recv: single receives with buffer select; 6.0:
   // multishot receive into the buffer ring; all: 6.0 plus defer-taskrun;
   // sqpoll: a poller thread submits (on the worker's CPU), with and without
-  // the 5.10 set.
-  for (const std::string profile : {"5.10", "5.19", "no-multishot-recv", "6.0", "all", "sqpoll", "5.10,sqpoll"}) {
+  // the 5.10 set; 6.1: with the SQ array; min-wait: waits for a batch.
+  for (const std::string profile :
+       {"5.10", "5.19", "no-multishot-recv", "6.0", "6.1", "all", "sqpoll", "5.10,sqpoll", "min-wait"}) {
     SCOPED_TRACE(profile);
     const ClientRun small =
         run_client({"-n", "300", "-c", "3", "-p", "4", "--uring", profile, "--json", url(server, "/plaintext")});
@@ -370,6 +373,12 @@ TEST_F(ClientAgainstServer, rate_mode_reports_corrected_and_uncorrected_latency)
 // catch up, a hundred times what the server needs for the last responses.
 TEST_F(ClientAgainstServer, rate_mode_sends_exactly_n_requests_on_the_schedule_and_never_ahead_of_it) {
   expect_paced_run(server, 1000, 1, 2000, "3s");
+}
+
+// With --uring min-wait a wait asks for a batch of completions, but never
+// past the next send's due time: the schedule holds the same way.
+TEST_F(ClientAgainstServer, rate_mode_with_min_wait_keeps_the_schedule) {
+  expect_paced_run(server, 1000, 1, 2000, "3s", {"--uring", "min-wait"});
 }
 
 // With -p 4 the schedule paces batches of 4 at R/4 a second, so -R stays

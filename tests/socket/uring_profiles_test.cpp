@@ -52,15 +52,17 @@ class UringProfiles : public testing::TestWithParam<Profile> {
 };
 
 // What this kernel offers at all, from a server that asks for everything
-// (sqpoll apart, which `all` leaves off, and coop taskrun, which defer
-// taskrun replaces): a profile can only list what the kernel has.
+// (sqpoll and min-wait apart, which `all` leaves off, and coop taskrun,
+// which defer taskrun replaces): a profile can only list what the kernel has.
 const std::vector<std::string>& kernel_features() {
   static const std::vector<std::string> features = [] {
     ServerProcess everything({"--shards", "1", "--uring", "all"});
     ServerProcess polled({"--shards", "1", "--uring", "all,sqpoll"});
     ServerProcess cooperative({"--shards", "1", "--uring", "no-defer-taskrun"});
+    ServerProcess batched({"--shards", "1", "--uring", "min-wait"});
     std::vector<std::string> out = features_in_use(everything.startup_line());
-    for (const auto& extra : {features_in_use(polled.startup_line()), features_in_use(cooperative.startup_line())}) {
+    for (const auto& extra : {features_in_use(polled.startup_line()), features_in_use(cooperative.startup_line()),
+                              features_in_use(batched.startup_line())}) {
       for (const auto& feature : extra) {
         if (!uses(out, feature)) out.push_back(feature);
       }
@@ -134,6 +136,10 @@ INSTANTIATE_TEST_SUITE_P(
         Profile{"sqpoll", {"single-issuer", "multishot-accept", "multishot-recv", "bufring", "sqpoll", "no-sqarray"}},
         Profile{"5.19,sqpoll", {"multishot-accept", "bufring", "sqpoll"}},
         Profile{"5.10,sqpoll", {"sqpoll"}},
+        Profile{"min-wait",
+                {"single-issuer", "defer-taskrun", "multishot-accept", "multishot-recv", "bufring", "no-sqarray",
+                 "min-wait"}},
+        Profile{"6.1,min-wait,sqpoll", {"single-issuer", "multishot-accept", "multishot-recv", "bufring", "sqpoll"}},
         Profile{"all,sqpoll",
                 {"single-issuer", "multishot-accept", "multishot-recv", "bufring", "sqpoll", "no-sqarray"}}),
     test_name);

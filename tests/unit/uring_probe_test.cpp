@@ -27,5 +27,10 @@ TEST(UringProbe, no_sqarray_is_found_exactly_on_kernels_from_6_6) {
   EXPECT_EQ(kernel.no_sqarray, kernel_at_least(6, 6));
 }
 
+TEST(UringProbe, min_wait_is_found_exactly_on_kernels_from_6_12) {
+  const Features kernel = probe_kernel();
+  EXPECT_EQ(kernel.min_wait, kernel_at_least(6, 12));
+}
+
 }  // namespace
 }  // namespace ringhttp::uring

@@ -164,6 +164,24 @@ TEST(UringSwitches, no_sqarray_is_6_6s_and_switched_by_name) {
   EXPECT_EQ(setup_flags(parsed("6.1")) & IORING_SETUP_NO_SQARRAY, 0u);
 }
 
+// min-wait (6.12) trades latency for fewer wake-ups: no profile turns it
+// on, only its name; sqpoll rings do without it.
+TEST(UringSwitches, min_wait_is_on_only_by_name_and_not_with_sqpoll) {
+  for (const char* text : {"", "all", "6.6", "6.1", "5.10", "sqpoll"}) EXPECT_FALSE(parsed(text).min_wait) << text;
+  EXPECT_TRUE(parsed("min-wait").min_wait);
+  EXPECT_TRUE(parsed("6.1,min-wait").min_wait);
+  Features kernel = Features::all();
+  kernel.min_wait = true;
+  kernel.sqpoll = true;
+  EXPECT_TRUE(kernel.intersect(parsed("min-wait")).min_wait);
+  EXPECT_FALSE(kernel.intersect(parsed("min-wait,sqpoll")).min_wait);
+  EXPECT_EQ(kernel.intersect(parsed("min-wait")).describe(),
+            "single-issuer,defer-taskrun,multishot-accept,multishot-recv,bufring,no-sqarray,min-wait");
+  kernel.min_wait = false;
+  EXPECT_NE(unavailable_note(parsed("min-wait"), kernel).find("MIN_TIMEOUT (6.12)"), std::string::npos);
+  EXPECT_EQ(unavailable_note(parsed("all"), kernel), "");
+}
+
 // A kernel before 6.6: asked for by name (the switch or the 6.6 profile),
 // its absence is said; under `all` it is simply off.
 TEST(UringSwitches, no_sqarray_the_kernel_lacks_is_off_and_said_so_when_asked_for) {
