@@ -18,6 +18,7 @@
 #include "core/tls/session.hpp"
 #include "support/http_reader.hpp"
 #include "support/suite_tls.hpp"
+#include "support/tls_channel.hpp"
 
 namespace socket_test {
 namespace {
@@ -25,8 +26,6 @@ namespace {
 namespace tls = ringhttp::tls;
 
 constexpr std::size_t compact_bytes_min = 1 << 20;
-// Room for what one session call may write: a few full records.
-constexpr std::size_t tls_out_bytes = 4 * tls::wire_out_record_bytes;
 // Ciphertext gathered before a send, for a long send_all() over TLS.
 constexpr std::size_t tls_send_bytes_max = 1 << 20;
 
@@ -65,12 +64,10 @@ std::string printable(std::string_view bytes, std::size_t max = 200) {
 }  // namespace
 
 struct Connection::Tls {
-  tls::Session session;
-  std::string in;  // ciphertext received and not yet given to the session
-  std::vector<char> out = std::vector<char>(tls_out_bytes);
+  TlsChannel channel;
   std::vector<char> plain = std::vector<char>(tls::record_plaintext_bytes_max);
-  bool handshake_done = false;
-  bool closed = false;  // the server's close_notify, its FIN or a reset arrived
+  bool answered = false;  // the server has sent something (its part of the handshake)
+  bool closed = false;    // the server's close_notify, its FIN or a reset arrived
   std::string closed_how;
 };
 
@@ -168,14 +165,13 @@ std::string Connection::wire_bytes(std::string_view plaintext) {
   if (tls_ == nullptr) return std::string(plaintext);
   finish_handshake();
   if (tls_->closed) throw std::runtime_error("the server closed the connection (" + tls_->closed_how + ")");
-  std::string ciphertext;
-  while (!plaintext.empty()) {
-    tls::Wire wire{nullptr, 0, tls_->out.data(), 0, tls_->out.size()};
-    const std::size_t taken = tls_->session.write(wire, plaintext.data(), plaintext.size());
-    if (taken == 0) throw std::runtime_error("TLS write failed: " + tls_->session.error_reason());
-    ciphertext.append(wire.out, wire.out_len);
-    plaintext.remove_prefix(taken);
+  for (std::size_t at = 0; at < plaintext.size(); at += tls::record_plaintext_bytes_max) {
+    if (!tls_->channel.seal(plaintext.substr(at, tls::record_plaintext_bytes_max))) {
+      throw std::runtime_error("TLS write failed: " + tls_->channel.session().error_reason());
+    }
   }
+  std::string ciphertext(tls_->channel.pending());
+  tls_->channel.drop_pending();
   return ciphertext;
 }
 
@@ -191,35 +187,18 @@ void Connection::send_all(std::string_view bytes) {
 
 void Connection::start_tls() {
   tls_ = std::make_unique<Tls>();
+  std::string error;
+  bool started = false;
   {
     const std::lock_guard lock(tls_start_mutex);
-    std::string error;
-    if (!suite_tls_client().start(tls_->session, "localhost", error)) {
-      throw std::runtime_error("TLS session: " + error);
-    }
+    started = tls_->channel.start(suite_tls_client(), "localhost", error);
   }
-  step_handshake();  // the ClientHello leaves now
+  if (!started) throw std::runtime_error("TLS session: " + error);
+  send_pending_handshake();  // the ClientHello leaves now
 }
 
-bool Connection::step_handshake() {
-  while (true) {
-    tls::Wire wire{tls_->in.data(), tls_->in.size(), tls_->out.data(), 0, tls_->out.size()};
-    const tls::Session::Status status = tls_->session.handshake(wire);
-    const std::size_t consumed = tls_->in.size() - wire.in_len;
-    tls_->in.erase(0, consumed);
-    if (wire.out_len > 0 && !send_during_handshake({wire.out, wire.out_len})) return true;
-    switch (status) {
-      case tls::Session::Status::done: tls_->handshake_done = true; return true;
-      case tls::Session::Status::want_io: break;
-      case tls::Session::Status::closed:
-      case tls::Session::Status::error:
-        throw std::runtime_error("TLS handshake failed: " + tls_->session.error_reason());
-    }
-    if (consumed == 0 || tls_->in.empty()) return false;  // it needs more from the server
-  }
-}
-
-bool Connection::send_during_handshake(std::string_view bytes) {
+void Connection::send_pending_handshake() {
+  std::string_view bytes = tls_->channel.pending();
   while (!bytes.empty()) {
     const ssize_t n = ::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL);
     if (n < 0 && errno == EINTR) continue;
@@ -228,18 +207,30 @@ bool Connection::send_during_handshake(std::string_view bytes) {
       // connection reads as closed, as a plain one would.
       tls_->closed = true;
       tls_->closed_how = std::string("during the TLS handshake: ") + std::strerror(errno);
-      return false;
+      break;
     }
     if (n < 0) send_raw(bytes);  // reports the error
     bytes.remove_prefix(static_cast<std::size_t>(n));
   }
-  return true;
+  tls_->channel.drop_pending();
+}
+
+void Connection::received(const char* bytes, std::size_t n) {
+  tls_->channel.received({bytes, n});
+  tls_->answered = true;
 }
 
 void Connection::finish_handshake() {
   char chunk[16 * 1024];
-  while (!tls_->handshake_done && !tls_->closed) {
-    if (step_handshake()) continue;
+  while (true) {
+    // What has arrived first (input_ready() may have taken the server's
+    // flight already), then more from the socket.
+    const TlsChannel::Status status = tls_->channel.handshake();
+    send_pending_handshake();
+    if (status == TlsChannel::Status::error || status == TlsChannel::Status::closed) {
+      throw std::runtime_error("TLS handshake failed: " + tls_->channel.session().error_reason());
+    }
+    if (tls_->channel.handshake_done() || tls_->closed) return;
     const ssize_t n = recv_raw(chunk, sizeof chunk);
     if (n == -EAGAIN) throw_recv_error(EAGAIN);
     if (n <= 0) {
@@ -247,7 +238,7 @@ void Connection::finish_handshake() {
       tls_->closed_how = n == 0 ? "EOF during the TLS handshake" : "reset during the TLS handshake";
       return;
     }
-    tls_->in.append(chunk, static_cast<std::size_t>(n));
+    received(chunk, static_cast<std::size_t>(n));
   }
 }
 
@@ -274,26 +265,23 @@ void Connection::throw_recv_error(int error) const {
 }
 
 Connection::Decrypted Connection::decrypt_received() {
-  while (true) {
-    tls::Wire wire{tls_->in.data(), tls_->in.size(), tls_->out.data(), 0, tls_->out.size()};
-    std::size_t n = 0;
-    const tls::Session::Status status = tls_->session.read(wire, tls_->plain.data(), tls_->plain.size(), n);
-    const std::size_t consumed = tls_->in.size() - wire.in_len;
-    tls_->in.erase(0, consumed);
-    if (wire.out_len > 0) send_raw({wire.out, wire.out_len});
-    switch (status) {
-      case tls::Session::Status::done:
-        buffer_.append(tls_->plain.data(), n);
-        return Decrypted::plaintext;
-      case tls::Session::Status::closed:
-        tls_->closed = true;
-        tls_->closed_how = "close_notify";
-        return Decrypted::closed;
-      case tls::Session::Status::error: throw std::runtime_error("TLS read failed: " + tls_->session.error_reason());
-      case tls::Session::Status::want_io: break;
-    }
-    if (consumed == 0 || tls_->in.empty()) return Decrypted::need_more;
+  std::size_t n = 0;
+  const TlsChannel::Status status = tls_->channel.read(tls_->plain.data(), tls_->plain.size(), n);
+  if (!tls_->channel.pending().empty()) {  // a key update's answer
+    send_raw(tls_->channel.pending());
+    tls_->channel.drop_pending();
   }
+  switch (status) {
+    case TlsChannel::Status::done: buffer_.append(tls_->plain.data(), n); return Decrypted::plaintext;
+    case TlsChannel::Status::closed:
+      tls_->closed = true;
+      tls_->closed_how = "close_notify";
+      return Decrypted::closed;
+    case TlsChannel::Status::error:
+      throw std::runtime_error("TLS read failed: " + tls_->channel.session().error_reason());
+    case TlsChannel::Status::want_io: break;
+  }
+  return Decrypted::need_more;
 }
 
 std::size_t Connection::fill() {
@@ -315,7 +303,7 @@ std::size_t Connection::fill() {
       tls_->closed_how = "EOF";
       return 0;
     }
-    tls_->in.append(chunk, static_cast<std::size_t>(got));
+    received(chunk, static_cast<std::size_t>(got));
   }
   return 0;
 }
@@ -334,9 +322,9 @@ bool Connection::input_ready() {
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
     if (n <= 0) return true;  // the end, or an error a read will report
-    tls_->in.append(chunk, static_cast<std::size_t>(n));
+    received(chunk, static_cast<std::size_t>(n));
   }
-  if (!tls_->handshake_done) return !tls_->in.empty();
+  if (!tls_->channel.handshake_done()) return tls_->answered;
   try {
     return decrypt_received() != Decrypted::need_more;
   } catch (const std::runtime_error&) {

@@ -108,10 +108,8 @@ class Connection {
   [[noreturn]] void throw_recv_error(int error) const;
   void send_raw(std::string_view bytes);
   void start_tls();
-  // One pass of the handshake over what has arrived: true when it is done
-  // or the server closed, false when it needs more from the server.
-  bool step_handshake();
-  bool send_during_handshake(std::string_view bytes);
+  void send_pending_handshake();  // a server that closed at once marks the connection closed
+  void received(const char* bytes, std::size_t n);
   void finish_handshake();  // blocking; throws on a TLS failure or timeout
   enum class Decrypted { plaintext, closed, need_more };
   Decrypted decrypt_received();  // what was received, into buffer_

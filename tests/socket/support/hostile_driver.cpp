@@ -17,7 +17,7 @@
 #include <string_view>
 
 #include "support/hostile_reader.hpp"
-#include "support/hostile_tls.hpp"
+#include "support/tls_channel.hpp"
 #include "support/stream_pattern.hpp"
 
 namespace socket_test::hostile {

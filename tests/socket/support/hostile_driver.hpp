@@ -7,7 +7,7 @@
 // Over HTTPS too (DriverOptions::tls): each connection does its TLS
 // handshake before its script starts, every piece the script sends leaves
 // as exactly one record, and the responses are read from the decrypted
-// records (support/hostile_tls.hpp). A reset is still a TCP reset; a
+// records (support/tls_channel.hpp). A reset is still a TCP reset; a
 // half-close sends a close_notify, then the FIN.
 #pragma once
 

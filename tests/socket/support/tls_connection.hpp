@@ -16,6 +16,7 @@
 #include "core/tls/context.hpp"
 #include "core/tls/session.hpp"
 #include "support/connection.hpp"
+#include "support/tls_channel.hpp"
 
 namespace socket_test {
 
@@ -49,14 +50,13 @@ class TlsConnection {
   bool closed_by_notify() const { return closed_by_notify_; }
 
   Connection& tcp() { return tcp_; }
-  ringhttp::tls::Session& session() { return session_; }
+  const ringhttp::tls::Session& session() const { return channel_.session(); }
 
  private:
-  void send_out(ringhttp::tls::Wire& wire);
+  void send_pending();
 
   Connection tcp_;
-  ringhttp::tls::Session session_;
-  std::string in_;  // ciphertext received and not yet read
+  TlsChannel channel_;
   std::array<char, ringhttp::tls::record_plaintext_bytes_max> plain_{};
   bool closed_by_notify_ = false;
 };

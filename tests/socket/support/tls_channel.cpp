@@ -1,8 +1,8 @@
-#include "support/hostile_tls.hpp"
+#include "support/tls_channel.hpp"
 
 #include <cassert>
 
-namespace socket_test::hostile {
+namespace socket_test {
 
 namespace tls = ringhttp::tls;
 
@@ -95,4 +95,4 @@ void TlsChannel::drop_pending() {
   out_at_ = 0;
 }
 
-}  // namespace socket_test::hostile
+}  // namespace socket_test

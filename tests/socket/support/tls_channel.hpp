@@ -1,8 +1,9 @@
-// The hostile driver's TLS: one connection's client session (core/tls)
-// with the ciphertext it has received and not yet read, and the ciphertext
-// it has written and not yet sent. It never touches the socket: the driver
-// feeds it what recv() returned and sends what pending() holds, so a short
-// send() on a nonblocking socket only leaves more pending.
+// A test client's TLS: one connection's session (core/tls) with the
+// ciphertext it has received and not yet read, and the ciphertext it has
+// written and not yet sent. It never touches the socket: the caller feeds
+// it what recv() returned and sends what pending() holds, so a short send()
+// on a nonblocking socket only leaves more pending. The hostile driver
+// (nonblocking) and Connection (blocking, support/connection.hpp) use it.
 //
 // Each seal() is exactly one record, so that a script's pieces reach the
 // server as records split where the script splits them.
@@ -15,7 +16,7 @@
 #include "core/tls/context.hpp"
 #include "core/tls/session.hpp"
 
-namespace socket_test::hostile {
+namespace socket_test {
 
 class TlsChannel {
  public:
@@ -73,4 +74,4 @@ class TlsChannel {
   std::size_t out_at_ = 0;  // out_[out_at_, end) is pending
 };
 
-}  // namespace socket_test::hostile
+}  // namespace socket_test
