@@ -50,12 +50,16 @@ std::vector<std::string> with_suite_tls(std::vector<std::string> args) {
 
 std::vector<std::string> with_suite_backend(std::vector<std::string> args) {
   const char* backend = std::getenv("RINGHTTP_CLIENT_BACKEND");
-  if (backend == nullptr || *backend == '\0') return args;
+  const char* uring = std::getenv("RINGHTTP_URING");
   if (!args.empty() && args.front() == "merge") return args;
   for (const std::string& a : args) {
     if (a.starts_with("--backend") || a.starts_with("--uring")) return args;
   }
-  args.insert(args.begin(), std::string("--backend=") + backend);
+  if (backend != nullptr && *backend != '\0') {
+    args.insert(args.begin(), std::string("--backend=") + backend);
+  } else if (uring != nullptr && *uring != '\0') {
+    args.insert(args.begin(), std::string("--uring=") + uring);
+  }
   return args;
 }
 

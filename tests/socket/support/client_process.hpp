@@ -23,9 +23,10 @@ ClientRun run_client(const std::vector<std::string>& args,
 std::string client_path();
 
 // The client's arguments with the backend the suite runs the client on:
-// $RINGHTTP_CLIENT_BACKEND (uring or epoll) as --backend, put first. Left
-// as they are when it is unset, for `merge`, or when the test chose its
-// own backend or --uring profile (tests of io_uring itself).
+// $RINGHTTP_CLIENT_BACKEND (uring or epoll) as --backend, put first, or
+// else $RINGHTTP_URING (a --uring value) as --uring. Left as they are when
+// neither is set, for `merge`, or when the test chose its own backend or
+// --uring profile (tests of io_uring itself).
 std::vector<std::string> with_suite_backend(std::vector<std::string> args);
 
 // The client's arguments over HTTPS when the suite runs so

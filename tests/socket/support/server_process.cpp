@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
+#include <string_view>
 
 #include "support/child_environment.hpp"
 #include "support/suite_tls.hpp"
@@ -120,6 +121,11 @@ void ServerProcess::start(const ServerOptions& options) {
   }
   chose = chose || !send_mode.empty();
   if (backend != nullptr && *backend != '\0' && !chose) all.push_back(std::string("--backend=") + backend);
+  // The io_uring features the suite runs with ($RINGHTTP_URING, a --uring
+  // value), under the same rule; never with the epoll backend.
+  const char* uring = std::getenv("RINGHTTP_URING");
+  const bool on_epoll = backend != nullptr && std::string_view(backend) == "epoll";
+  if (uring != nullptr && *uring != '\0' && !chose && !on_epoll) all.push_back(std::string("--uring=") + uring);
   // HTTPS for the suite ($RINGHTTP_SERVER_TLS, support/suite_tls.hpp),
   // unless the test chose its own TLS, or zero-copy sends (which TLS does
   // not go with), or another responder.
