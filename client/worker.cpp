@@ -50,7 +50,7 @@ template <typename Backend>
 Worker<Backend>::~Worker() {
   if (thread_.joinable()) thread_.join();
   for (std::uint32_t i = 0; i < engine_.table().constructed(); ++i) {
-    if (engine_.table()[i].fd >= 0) ::close(engine_.table()[i].fd);
+    if (engine_.table()[i].fd >= 0) engine_.backend().close(engine_.table()[i].fd, engine_.table()[i].slot);
   }
 }
 
@@ -299,7 +299,7 @@ void Worker<Backend>::connect(Connection& conn) {
     if (plan_.requests > 0) requests_reserved_ += quota;
   }
   const net::Address& address = options_.target.addresses[conn.address_index];
-  const int fd = engine_.backend().open_socket(address.family());
+  const int fd = engine_.backend().open_socket(address.family(), conn.slot);
   if (fd < 0) {
     // Out of descriptors or memory: a connect error, retried after a pause.
     give_back_quota(conn);

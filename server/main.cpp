@@ -61,6 +61,10 @@ int run(const server::Options& options) {
       return 1;
     }
     features = kernel.intersect(options.wanted_features);
+    // With direct descriptors the shard keeps single-shot accepts armed,
+    // each with its peer's address (server/shard.hpp, direct_accepts): the
+    // start-up line says so by leaving multishot-accept out.
+    if (features.fixed_files) features.multishot_accept = false;
     if (const std::string note = uring::unavailable_note(options.wanted_features, kernel); !note.empty()) {
       std::fprintf(stderr, "server: %s\n", note.c_str());
     }

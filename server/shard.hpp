@@ -5,6 +5,9 @@
 // the other shards' counters, which their owners write without atomics'
 // read-modify-write (see core/metrics/counter.hpp).
 
+#include <sys/socket.h>
+
+#include <array>
 #include <cstdint>
 #include <ctime>
 #include <latch>
@@ -107,6 +110,11 @@ class Shard final : public ShardBase, private db::Driver, private db::Sink {
   // Accepted connections waiting for the slot of an idle connection that
   // was reclaimed for them (the table was full); more are refused.
   static constexpr std::size_t pending_accepts_max = 64;
+  // With fixed-files: single-shot accepts kept armed, each with its own
+  // buffer for the peer's address (a direct descriptor cannot be asked for
+  // it afterwards, and a multishot accept would write every peer's address
+  // into the one buffer). As many as the kernel then accepts per wake-up.
+  static constexpr std::uint32_t direct_accepts = 8;
   // HTTPS: connections whose handshake is in progress. A handshake costs
   // a private-key operation and OpenSSL's buffers (about 40 KiB until it
   // ends): past this many, a newcomer is closed at once, counted
@@ -144,15 +152,24 @@ class Shard final : public ShardBase, private db::Driver, private db::Sink {
   void mark_dirty(Connection& conn);  // after_batch flushes it, once per batch
   Backend& io() { return engine_.backend(); }  // for the shard's own operations, not a connection's
   void arm_accept();
+  bool accepts_full() const {
+    return accepts_armed_ == (features_.fixed_files ? (1u << direct_accepts) - 1 : 1u);
+  }
   void arm_tick();
   void arm_wake();
   void cancel_accept();
-  void on_accept(std::int32_t res, std::uint32_t flags);
+  void on_accept(std::int32_t res, std::uint32_t flags, std::uint32_t which);
   void on_tick();
   void begin_stop();
   Connection* allocate();
-  void open_connection(int fd);
-  void start_connection(Connection& conn, int fd);
+  // An accepted socket, and its peer's address when the accept gave it.
+  struct Accepted {
+    int fd = -1;
+    bool peer_known = false;
+    ClientKey peer;
+  };
+  void open_connection(const Accepted& accepted);
+  void start_connection(Connection& conn, const Accepted& accepted);
   void open_pending();
 
   // shard_input.ipp: receive, parse, hold input while paused.
@@ -253,7 +270,7 @@ class Shard final : public ShardBase, private db::Driver, private db::Sink {
   char* spill_ = nullptr;            // spill_blocks x recv_buffer_bytes
   bool spill_touched_ = false;       // pages of spill_ resident since the last give-back
   std::vector<std::uint32_t> spill_free_;
-  std::vector<int> pending_fds_;     // accepted, waiting for a reclaimed slot
+  std::vector<Accepted> pending_;    // accepted, waiting for a reclaimed slot
   // HTTPS: a record's plaintext, read here and parsed at once (what the
   // parser leaves is copied to spill blocks and held).
   std::unique_ptr<char[]> tls_plain_;
@@ -266,7 +283,14 @@ class Shard final : public ShardBase, private db::Driver, private db::Sink {
   std::int64_t wall_s_ = 0;  // Unix time, refreshed with the Date line
   __kernel_timespec tick_ts_{};
   std::uint64_t wake_value_ = 0;
-  bool accept_armed_ = false;
+  // The accepts armed on the listener, one bit each: bit 0 alone, or with
+  // fixed-files one per direct_accepts, whose peer buffer is accept_peers_.
+  std::uint32_t accepts_armed_ = 0;
+  struct AcceptPeer {
+    sockaddr_storage address;
+    socklen_t length;
+  };
+  std::array<AcceptPeer, direct_accepts> accept_peers_{};
   std::uint64_t accept_backoff_until_ms_ = 0;
   bool stopping_ = false;
   std::uint64_t stop_deadline_ms_ = 0;

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <bit>
 #include <cassert>
 #include <cerrno>
 #include <cstring>
@@ -74,7 +75,10 @@ Shard<Backend>::~Shard() {
 
 template <typename Backend>
 void Shard<Backend>::cancel_accept() {
-  io().cancel(uring::encode({Op::accept, shard_slot, 0}), uring::encode({Op::cancel, shard_slot, 0}));
+  for (std::uint32_t i = 0; i < direct_accepts; ++i) {
+    if ((accepts_armed_ & (1u << i)) == 0) continue;
+    io().cancel(uring::encode({Op::accept, shard_slot, i}), uring::encode({Op::cancel, shard_slot, 0}));
+  }
 }
 
 template <typename Backend>
@@ -100,6 +104,12 @@ bool Shard<Backend>::setup() {
   config.recv_buffers = recv_buffers;
   config.recv_buffer_bytes = recv_buffer_bytes;
   config.slots = options_.connections_max;
+  if constexpr (Backend::kind == io::BackendKind::uring) {
+    // With fixed-files, the direct descriptors accepts may hold: every
+    // connection, those waiting for a reclaimed slot, and a batch of
+    // accepts whose connections are refused and closed after it.
+    config.accepted_max = options_.connections_max + std::uint32_t(pending_accepts_max) + io::reap_batch_max;
+  }
   // The table is reserved whole but only touched slot by slot, so resident
   // memory follows the connections really open.
   typename io::Engine<Backend, Connection>::Config engine_config;
@@ -135,7 +145,7 @@ bool Shard<Backend>::setup() {
   spill_ = static_cast<char*>(spill);
   spill_free_.reserve(spill_blocks);
   for (std::uint32_t b = spill_blocks; b > 0; --b) spill_free_.push_back(b - 1);
-  pending_fds_.reserve(pending_accepts_max);
+  pending_.reserve(pending_accepts_max);
   if (tls_ != nullptr) tls_plain_ = std::make_unique<char[]>(tls::record_plaintext_bytes_max);
   app_ = std::make_unique<App>(app_config_, cors_, counters_);
   now_ms_ = monotonic_ms();
@@ -152,7 +162,7 @@ template <typename Backend>
 void Shard<Backend>::run() { engine_.run(*this); }
 
 template <typename Backend>
-bool Shard<Backend>::done() const { return stopping_ && open_count_ == 0 && !accept_armed_; }
+bool Shard<Backend>::done() const { return stopping_ && open_count_ == 0 && accepts_armed_ == 0; }
 
 template <typename Backend>
 void Shard<Backend>::on_wake() { now_ms_ = monotonic_ms(); }
@@ -170,7 +180,7 @@ void Shard<Backend>::dispatch(const uring::Completion& c) {
   }
   if (t.slot == shard_slot) {
     switch (t.op) {
-      case Op::accept: return on_accept(c.res, c.flags);
+      case Op::accept: return on_accept(c.res, c.flags, t.generation);
       case Op::tick: return on_tick();
       case Op::wake: return begin_stop();
       case Op::cancel: return;  // the cancelled operation reports for itself
@@ -233,12 +243,12 @@ void Shard<Backend>::after_batch() {
 // handler that may still hold a reference to the slot being freed.
 template <typename Backend>
 void Shard<Backend>::open_pending() {
-  while (!pending_fds_.empty() && !engine_.table().full()) {
-    const int fd = pending_fds_.front();
-    pending_fds_.erase(pending_fds_.begin());
+  while (!pending_.empty() && !engine_.table().full()) {
+    const Accepted accepted = pending_.front();
+    pending_.erase(pending_.begin());
     Connection* slot = allocate();
     assert(slot != nullptr);
-    start_connection(*slot, fd);
+    start_connection(*slot, accepted);
   }
 }
 
@@ -248,11 +258,42 @@ void Shard<Backend>::mark_dirty(Connection& conn) { engine_.mark_dirty(conn); }
 // ---------------------------------------------------------------------------
 // Shard-level operations.
 
+// Arms what is not armed: the one accept (multishot when the features
+// allow), or with fixed-files each of direct_accepts single-shot accepts
+// with its peer buffer, as many as the file table has room for.
 template <typename Backend>
 void Shard<Backend>::arm_accept() {
-  assert(!accept_armed_);
-  io().accept(listen_fd_, uring::encode({Op::accept, shard_slot, 0}), features_.multishot_accept);
-  accept_armed_ = true;
+  if (!features_.fixed_files) {
+    assert(accepts_armed_ == 0);
+    io().accept(listen_fd_, uring::encode({Op::accept, shard_slot, 0}), features_.multishot_accept);
+    accepts_armed_ = 1;
+    return;
+  }
+  // Each armed accept may fill a slot of the file table, as may each
+  // connection and each one waiting for a reclaimed slot. An accept that
+  // found the table full would take a connection and drop it: instead,
+  // once it is full, newcomers wait in the listen queue, as they do when
+  // accept(2) meets RLIMIT_NOFILE (which also bounds the table), counted
+  // alike, and accepting is tried again after the same backoff.
+  std::uint32_t room = 0;
+  if constexpr (Backend::kind == io::BackendKind::uring) {
+    const std::uint32_t held = open_count_ + std::uint32_t(pending_.size()) + std::uint32_t(std::popcount(accepts_armed_));
+    room = io().direct_table() > held ? io().direct_table() - held : 0;
+  }
+  if (room == 0 && accepts_armed_ == 0) {
+    counters_.accept_errors_fd_limit.add();
+    accept_backoff_until_ms_ = now_ms_ + accept_backoff_ms;
+    return;
+  }
+  for (std::uint32_t i = 0; i < direct_accepts && room > 0; ++i) {
+    if ((accepts_armed_ & (1u << i)) != 0) continue;
+    --room;
+    AcceptPeer& peer = accept_peers_[i];
+    peer.length = sizeof peer.address;
+    io().accept(listen_fd_, uring::encode({Op::accept, shard_slot, i}), false,
+                reinterpret_cast<sockaddr*>(&peer.address), &peer.length);
+    accepts_armed_ |= 1u << i;
+  }
 }
 
 template <typename Backend>
@@ -268,14 +309,20 @@ void Shard<Backend>::arm_wake() {
 }
 
 template <typename Backend>
-void Shard<Backend>::on_accept(std::int32_t res, std::uint32_t flags) {
+void Shard<Backend>::on_accept(std::int32_t res, std::uint32_t flags, std::uint32_t which) {
+  assert(which < direct_accepts && (accepts_armed_ & (1u << which)) != 0);
   const bool still_armed = (flags & IORING_CQE_F_MORE) != 0;
-  if (!still_armed) accept_armed_ = false;
+  if (!still_armed) accepts_armed_ &= ~(1u << which);
   if (res >= 0) {
+    Accepted accepted{res};
+    if (features_.fixed_files) {
+      accepted.peer_known = true;
+      accepted.peer = client_key_of(accept_peers_[which].address);
+    }
     if (stopping_) {
-      ::close(res);
+      io().close_accepted(res);
     } else {
-      open_connection(res);
+      open_connection(accepted);
     }
   } else {
     switch (uring::classify(res)) {
@@ -289,14 +336,14 @@ void Shard<Backend>::on_accept(std::int32_t res, std::uint32_t flags) {
           counters_.accept_errors_memory.add();
         }
         accept_backoff_until_ms_ = now_ms_ + accept_backoff_ms;
-        if (still_armed) cancel_accept();
+        if (accepts_armed_ != 0) cancel_accept();
         break;
       case uring::ErrnoClass::cancelled: break;
       case uring::ErrnoClass::bug: assert(!"accept on the listener was refused as invalid"); [[fallthrough]];
       default: counters_.accept_errors_other.add();  // a peer that reset before we took it, ...
     }
   }
-  if (!accept_armed_ && !stopping_ && now_ms_ >= accept_backoff_until_ms_) arm_accept();
+  if (!stopping_ && now_ms_ >= accept_backoff_until_ms_ && !accepts_full()) arm_accept();
 }
 
 template <typename Backend>
@@ -311,7 +358,7 @@ void Shard<Backend>::on_tick() {
   const std::uint64_t flushes = io().sq_full_flushes();
   counters_.sq_full_flushes.add(flushes - sq_full_flushes_seen_);
   sq_full_flushes_seen_ = flushes;
-  if (!accept_armed_ && !stopping_ && now_ms_ >= accept_backoff_until_ms_) arm_accept();
+  if (!stopping_ && now_ms_ >= accept_backoff_until_ms_ && !accepts_full()) arm_accept();
   const bool past_stop_deadline = stopping_ && now_ms_ >= stop_deadline_ms_;
   for (std::uint32_t i = 0; i < engine_.table().constructed(); ++i) {
     Connection& conn = engine_.table()[i];
@@ -339,9 +386,9 @@ void Shard<Backend>::begin_stop() {
   if (stopping_) return;
   stopping_ = true;
   stop_deadline_ms_ = now_ms_ + options_.shutdown_timeout_ms;
-  if (accept_armed_) cancel_accept();
-  for (const int fd : pending_fds_) ::close(fd);
-  pending_fds_.clear();
+  if (accepts_armed_ != 0) cancel_accept();
+  for (const Accepted& accepted : pending_) io().close_accepted(accepted.fd);
+  pending_.clear();
   for (std::uint32_t i = 0; i < engine_.table().constructed(); ++i) {
     Connection& conn = engine_.table()[i];
     if (conn.state != ConnState::open) continue;
@@ -371,41 +418,46 @@ Connection* Shard<Backend>::allocate() {
 }
 
 template <typename Backend>
-void Shard<Backend>::open_connection(int fd) {
+void Shard<Backend>::open_connection(const Accepted& accepted) {
   // While newcomers wait for reclaimed slots, a later one queues behind
   // them: a slot freed meanwhile is theirs (open_pending), first come first
   // served, or the one that waited longest would never get one.
   if (tls_ != nullptr && tls_handshakes_ >= tls_handshakes_max) {
     counters_.tls_handshake_failures[tls_refused].add();
-    ::close(fd);
+    io().close_accepted(accepted.fd);
     return;
   }
-  Connection* slot = pending_fds_.empty() ? allocate() : nullptr;
+  Connection* slot = pending_.empty() ? allocate() : nullptr;
   if (slot == nullptr) {
     // The table is full: the oldest idle connection makes room (as nginx
     // reuses its idle keep-alive connections), so silent sockets cannot
     // lock newcomers out. Its slot is free once its cancels complete.
-    if (pending_fds_.size() < pending_accepts_max && reclaim_idle()) {
-      pending_fds_.push_back(fd);
+    if (pending_.size() < pending_accepts_max && reclaim_idle()) {
+      pending_.push_back(accepted);
       return;
     }
     counters_.accept_errors_table_full.add();
-    ::close(fd);
+    io().close_accepted(accepted.fd);
     return;
   }
-  start_connection(*slot, fd);
+  start_connection(*slot, accepted);
 }
 
 template <typename Backend>
-void Shard<Backend>::start_connection(Connection& conn, int fd) {
-  const int one = 1;
-  ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-  engine_.open(conn, fd);
-  // Multishot accept reports no address; one getpeername per connection
-  // (not per request) gives the rate limiter its key.
-  sockaddr_storage peer{};
-  socklen_t peer_len = sizeof peer;
-  conn.peer = ::getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &peer_len) == 0 ? client_key_of(peer) : ClientKey{};
+void Shard<Backend>::start_connection(Connection& conn, const Accepted& accepted) {
+  // TCP_NODELAY comes from the listener (net::listen_reuseport): Linux
+  // copies it to every socket accepted there.
+  engine_.open(conn, accepted.fd);
+  if (accepted.peer_known) {
+    conn.peer = accepted.peer;
+  } else {
+    // Multishot accept reports no address; one getpeername per connection
+    // (not per request) gives the rate limiter its key.
+    sockaddr_storage peer{};
+    socklen_t peer_len = sizeof peer;
+    conn.peer = ::getpeername(accepted.fd, reinterpret_cast<sockaddr*>(&peer), &peer_len) == 0 ? client_key_of(peer)
+                                                                                                : ClientKey{};
+  }
   conn.state = ConnState::open;
   conn.written_responses = 0;
   conn.input_paused = conn.peer_eof = conn.single_shot = conn.metrics_queued = false;

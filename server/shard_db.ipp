@@ -58,7 +58,7 @@ void Shard<Backend>::poll(std::uint32_t link, std::uint32_t generation, int fd, 
 
 template <typename Backend>
 void Shard<Backend>::send(std::uint32_t link, std::uint32_t generation, int fd, const char* data, std::size_t len) {
-  io().send(fd, data, len, uring::encode({Op::db_send, link, generation}));
+  io().send_from(fd, data, len, uring::encode({Op::db_send, link, generation}));
 }
 
 template <typename Backend>

@@ -140,6 +140,11 @@ inline int listen_loopback(int port, const char* name, bool nonblocking, const s
     if (fd < 0) die("socket");
     const int one = 1;
     if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0) die("SO_REUSEADDR");
+    // Responses leave as soon as they are written (Nagle would hold back one
+    // written while an earlier one is unacknowledged). Linux copies
+    // TCP_NODELAY to every socket accepted here, as the server's listeners
+    // do (core/net/listen.cpp).
+    if (setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one) != 0) die("TCP_NODELAY");
     sockaddr_in addr{};
     addr.sin_family = AF_INET;
     addr.sin_port = htons(static_cast<std::uint16_t>(port));
@@ -151,13 +156,6 @@ inline int listen_loopback(int port, const char* name, bool nonblocking, const s
     std::printf("%s listening on 127.0.0.1:%u%s\n", name, ntohs(addr.sin_port), details.c_str());
     std::fflush(stdout);
     return fd;
-}
-
-// Responses leave as soon as they are written; Nagle would hold back a
-// response written while an earlier one is unacknowledged.
-inline void set_nodelay(int fd) {
-    const int one = 1;
-    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
 }
 
 }  // namespace floor_bench

@@ -53,8 +53,7 @@ struct Server {
             }
             if (static_cast<std::size_t>(fd) >= conns.size()) conns.resize(static_cast<std::size_t>(fd) * 2 + 1);
             conns[static_cast<std::size_t>(fd)] = Conn{};
-            conns[static_cast<std::size_t>(fd)].open = true;
-            set_nodelay(fd);
+            conns[static_cast<std::size_t>(fd)].open = true;  // TCP_NODELAY from the listener
             watch(fd, EPOLLIN, EPOLL_CTL_ADD);
         }
     }

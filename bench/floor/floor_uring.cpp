@@ -16,6 +16,7 @@
 #include <liburing.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <unistd.h>
 
@@ -37,12 +38,13 @@ constexpr unsigned recv_buffers = 1024;        // a power of two (buffer ring ru
 constexpr std::size_t recv_buffer_bytes = 2048;  // a pipelined batch of 16 wrk requests is ~800 bytes
 constexpr std::uint16_t recv_buffer_group = 0;
 constexpr std::uint32_t connections_max = 4096;
+constexpr std::uint32_t refused_room = 256;  // fixed-files: accepted past connections_max, refused at once
 static_assert((recv_buffers & (recv_buffers - 1)) == 0);
 static_assert(connections_max < (1u << 24));
 
 // user_data layout: op (8 bits) | connection slot (24 bits) | generation (32 bits).
 // The generation makes a completion for a freed-and-reused slot a loud bug.
-enum Op : std::uint8_t { op_accept = 1, op_recv, op_send, op_signal };
+enum Op : std::uint8_t { op_accept = 1, op_recv, op_send, op_signal, op_shutdown };
 
 std::uint64_t pack(Op op, std::uint32_t slot, std::uint32_t gen) {
     return (std::uint64_t{op} << 56) | (std::uint64_t{slot} << 32) | gen;
@@ -78,6 +80,7 @@ struct Server {
     int signal_fd = -1;
     bool stop = false;
     bool min_wait = false;  // --uring min-wait: wait for a batch (core/uring/ring.hpp)
+    bool fixed_files = false;  // --uring fixed-files: connections are direct descriptors
     io_uring_buf_ring* buf_ring = nullptr;
     char* buffers = nullptr;
     signalfd_siginfo siginfo{};
@@ -108,6 +111,36 @@ struct Server {
             errno = -r;
             die("io_uring_queue_init_params");
         }
+    }
+
+    // With fixed-files: a sparse file table the accepts fill (connections_max,
+    // and room for those refused past it), and the ring's own descriptor
+    // registered, as the server does (core/uring/backend.cpp).
+    void init_files() {
+        fixed_files = true;
+        (void)io_uring_register_ring_fd(&ring);
+        std::uint32_t table = connections_max + refused_room;
+        if (rlimit limit{}; getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur < table) {
+            table = static_cast<std::uint32_t>(limit.rlim_cur);
+        }
+        const int r = io_uring_register_files_sparse(&ring, table);
+        if (r != 0) {
+            errno = -r;
+            die("io_uring_register_files_sparse");
+        }
+    }
+
+    void on_socket(io_uring_sqe* s) const {
+        if (fixed_files) s->flags |= IOSQE_FIXED_FILE;
+    }
+
+    void close_socket(int fd) {
+        if (!fixed_files) {
+            close(fd);
+            return;
+        }
+        const int none = -1;
+        io_uring_register_files_update(&ring, static_cast<unsigned>(fd), &none, 1);
     }
 
     // liburing 2.3 has no io_uring_setup_buf_ring, so the ring memory is ours.
@@ -143,7 +176,11 @@ struct Server {
 
     void arm_accept() {
         io_uring_sqe* s = sqe();
-        io_uring_prep_multishot_accept(s, listen_fd, nullptr, nullptr, SOCK_CLOEXEC);
+        if (fixed_files) {
+            io_uring_prep_multishot_accept_direct(s, listen_fd, nullptr, nullptr, 0);
+        } else {
+            io_uring_prep_multishot_accept(s, listen_fd, nullptr, nullptr, SOCK_CLOEXEC);
+        }
         io_uring_sqe_set_data64(s, pack(op_accept, 0, 0));
     }
 
@@ -157,6 +194,7 @@ struct Server {
         Conn& c = conns[slot];
         io_uring_sqe* s = sqe();
         io_uring_prep_recv_multishot(s, c.fd, nullptr, 0, 0);
+        on_socket(s);
         s->flags |= IOSQE_BUFFER_SELECT;
         s->buf_group = recv_buffer_group;
         io_uring_sqe_set_data64(s, pack(op_recv, slot, c.gen));
@@ -170,6 +208,7 @@ struct Server {
         c.msg.msg_iovlen = c.progress.fill(c.iov, responses_per_send_max);
         io_uring_sqe* s = sqe();
         io_uring_prep_sendmsg(s, c.fd, &c.msg, MSG_NOSIGNAL);
+        on_socket(s);
         io_uring_sqe_set_data64(s, pack(op_send, slot, c.gen));
         c.send_in_flight = true;
     }
@@ -180,7 +219,7 @@ struct Server {
         Conn& c = conns[slot];
         if (c.recv_armed || c.send_in_flight) return;
         if (!c.aborted && !(c.peer_done && c.progress.pending == 0)) return;
-        close(c.fd);
+        close_socket(c.fd);
         const std::uint32_t next_gen = c.gen + 1;
         c = Conn{};
         c.gen = next_gen;
@@ -192,7 +231,16 @@ struct Server {
         Conn& c = conns[slot];
         if (!c.aborted) {
             c.aborted = true;
-            shutdown(c.fd, SHUT_RDWR);
+            if (fixed_files) {
+                // Queued; if the slot is closed first, it fails (ignored).
+                io_uring_sqe* s = sqe();
+                io_uring_prep_shutdown(s, c.fd, SHUT_RDWR);
+                on_socket(s);
+                s->flags |= IOSQE_CQE_SKIP_SUCCESS;
+                io_uring_sqe_set_data64(s, pack(op_shutdown, 0, 0));
+            } else {
+                shutdown(c.fd, SHUT_RDWR);
+            }
         }
         maybe_free(slot);
     }
@@ -204,13 +252,12 @@ struct Server {
             return;
         }
         if (free_slots.empty()) {
-            close(cqe.res);  // over connections_max: refuse
+            close_socket(cqe.res);  // over connections_max: refuse
             return;
         }
         const std::uint32_t slot = free_slots.back();
         free_slots.pop_back();
-        conns[slot].fd = cqe.res;
-        set_nodelay(cqe.res);
+        conns[slot].fd = cqe.res;  // TCP_NODELAY from the listener
         arm_recv(slot);
     }
 
@@ -258,6 +305,7 @@ struct Server {
             stop = true;
             return;
         }
+        if (op == op_shutdown) return;  // an abort's, on a slot closed before it ran
         const std::uint32_t slot = slot_of(cqe.user_data);
         if (slot >= connections_max || conns[slot].gen != gen_of(cqe.user_data) || conns[slot].fd < 0) {
             std::fprintf(stderr, "floor-uring: bug: stale completion %llx\n",
@@ -357,6 +405,7 @@ int main(int argc, char** argv) {
     }
     server.init_ring(features);
     server.min_wait = features.min_wait;
+    if (features.fixed_files) server.init_files();
     server.init_buffers();
     server.signal_fd = signalfd(-1, &mask, SFD_CLOEXEC);
     if (server.signal_fd < 0) die("signalfd");

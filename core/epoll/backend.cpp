@@ -64,7 +64,7 @@ std::string Backend::init(const Config& config) {
   return {};
 }
 
-int Backend::open_socket(int family) { return io::open_stream_socket(family, SOCK_NONBLOCK, syscalls_); }
+int Backend::open_socket(int family, std::uint32_t) { return io::open_stream_socket(family, SOCK_NONBLOCK, syscalls_); }
 
 void Backend::close(int fd, std::uint32_t slot) {
   assert(slot < sockets_.size());
@@ -75,6 +75,11 @@ void Backend::close(int fd, std::uint32_t slot) {
   const bool in_ready = s.in_ready;
   s = Socket{};
   s.in_ready = in_ready;
+  syscalls_.add(io::Syscall::close);
+  ::close(fd);
+}
+
+void Backend::close_accepted(int fd) {
   syscalls_.add(io::Syscall::close);
   ::close(fd);
 }
@@ -151,17 +156,18 @@ bool Backend::receive(int fd, std::uint64_t tag, bool multishot) {
   return multishot;
 }
 
-void Backend::send(int fd, const char* data, std::size_t len, std::uint64_t tag) {
-  if (uring::decode(tag).op == Op::db_send) {
-    DbSocket& d = db_of(tag, fd);
-    assert(!d.send_waiting);
-    d.send_waiting = true;
-    d.send_tag = tag;
-    d.send_data = data;
-    d.send_len = len;
-    if (!db_try_send(d)) db_arm(d, uring::decode(tag).slot);
-    return;
-  }
+void Backend::send_from(int fd, const char* data, std::size_t len, std::uint64_t tag) {
+  assert(uring::decode(tag).op == Op::db_send);
+  DbSocket& d = db_of(tag, fd);
+  assert(!d.send_waiting);
+  d.send_waiting = true;
+  d.send_tag = tag;
+  d.send_data = data;
+  d.send_len = len;
+  if (!db_try_send(d)) db_arm(d, uring::decode(tag).slot);
+}
+
+void Backend::send(int, const char* data, std::size_t len, std::uint64_t tag) {
   Socket& s = socket_of(tag);
   assert(s.fd >= 0 && !s.send_waiting);
   s.send_tag = tag;
@@ -268,7 +274,7 @@ void Backend::mark_ready(Socket& s, std::uint32_t slot) {
   ready_.push_back(slot);
 }
 
-void Backend::accept(int listen_fd, std::uint64_t tag, bool multishot) {
+void Backend::accept(int listen_fd, std::uint64_t tag, bool multishot, sockaddr*, socklen_t*) {
   assert(!listener_.armed);
   if (!listener_.added) {
     // accept4 runs until EAGAIN: the listener must not block.

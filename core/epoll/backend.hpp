@@ -74,10 +74,13 @@ class Backend {
 
   std::string init(const Config& config);
 
-  int open_socket(int family);
+  // A non-blocking stream socket; `slot` matters to io_uring's fixed-files only.
+  int open_socket(int family, std::uint32_t slot);
   // Closes the slot's socket; what waited on it is forgotten (the owner
   // closes only once nothing of it is in flight).
   void close(int fd, std::uint32_t slot);
+  // Closes an accepted socket refused before it took a slot.
+  void close_accepted(int fd);
 
   void connect(int fd, const net::Address& address, std::uint64_t tag);
   bool receive(int fd, std::uint64_t tag, bool multishot = true);
@@ -85,12 +88,15 @@ class Backend {
   void cancel(std::uint64_t target, std::uint64_t tag);
 
   // The server's (see core/uring/backend.hpp). Every send mode is a sendmsg.
-  void accept(int listen_fd, std::uint64_t tag, bool multishot);
+  // `peer` is io_uring's with fixed-files (which epoll has not): not filled.
+  void accept(int listen_fd, std::uint64_t tag, bool multishot, sockaddr* peer = nullptr,
+              socklen_t* peer_len = nullptr);
   void timeout(__kernel_timespec* ts, std::uint64_t tag);
   void read(int fd, void* data, unsigned len, std::uint64_t tag);
   void shutdown(int fd, int how, std::uint64_t tag);
   void send_message(int fd, msghdr* msg, io::SendMode mode, std::uint64_t tag, bool zc_report_usage = false);
   void poll(int fd, bool write, std::uint64_t tag);
+  void send_from(int fd, const char* data, std::size_t len, std::uint64_t tag);
   void receive_into(int fd, char* data, std::size_t len, std::uint64_t tag);
   std::uint64_t sq_full_flushes() const { return 0; }
 

@@ -38,6 +38,7 @@ const char* syscall_name(Syscall kind) {
     case Syscall::shutdown: return "shutdown";
     case Syscall::timerfd_settime: return "timerfd_settime";
     case Syscall::fcntl: return "fcntl";
+    case Syscall::io_uring_register: return "io_uring_register";
     case Syscall::count_: break;
   }
   return "?";

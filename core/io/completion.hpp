@@ -70,6 +70,7 @@ enum class Syscall : std::uint8_t {
   shutdown,
   timerfd_settime,
   fcntl,
+  io_uring_register,  // a client socket put into, or taken out of, the ring's file table
   count_,
 };
 inline constexpr std::size_t syscall_kinds = std::size_t(Syscall::count_);

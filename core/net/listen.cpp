@@ -14,6 +14,10 @@ int listen_reuseport(const Address& address) {
   const int one = 1;
   if (::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0 ||
       ::setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one) != 0 ||
+      // Linux copies TCP_NODELAY to each socket accepted here: set once,
+      // it spares a setsockopt per connection, and a direct descriptor
+      // (io_uring's fixed-files) could not be given one at all.
+      ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one) != 0 ||
       ::bind(fd, address.get(), address.length) != 0 || ::listen(fd, listen_backlog) != 0) {
     const int err = errno;
     ::close(fd);

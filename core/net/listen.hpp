@@ -11,6 +11,7 @@ inline constexpr int listen_backlog = 4096;
 
 // Returns the fd, or -errno. When the address has port 0 the kernel picks
 // one; read it back with bound_address() and reuse it for the next shards.
+// TCP_NODELAY is set on it, and so on every socket it accepts.
 int listen_reuseport(const Address& address);
 // A listener of its own, without SO_REUSEPORT, for an address served by
 // one thread (--metrics-address): a second process binding the same port

@@ -30,14 +30,31 @@ class Backend {
     std::uint32_t recv_buffers = 0;
     std::uint32_t recv_buffer_bytes = 0;
     std::uint32_t slots = 0;
+    // With fixed-files: the direct descriptors the kernel may hand accepts
+    // (the server's connections, those waiting for a slot included). 0: the
+    // owner opens its sockets itself and each sits at its slot (the client).
+    std::uint32_t accepted_max = 0;
   };
 
   // Returns what failed, or "".
   std::string init(const Config& config);
 
-  // A stream socket of `family` (TCP_NODELAY set on TCP), or -errno.
-  int open_socket(int family);
+  // A connection's socket: with fixed-files a direct descriptor (the
+  // ring's file table), else a descriptor of the process.
+  //
+  // A stream socket of `family` for `slot` (TCP_NODELAY set on TCP), or
+  // -errno. With fixed-files it is put into the file table at `slot`, and
+  // its process descriptor closed.
+  int open_socket(int family, std::uint32_t slot);
+  // Closes a connection's socket once nothing of it is in flight: at once,
+  // so its slot in the file table is free when this returns.
   void close(int fd, std::uint32_t slot);
+  // Closes an accepted socket refused before it took a slot.
+  void close_accepted(int fd) { close(fd, 0); }
+  // With fixed-files, the file table's size: the direct descriptors the
+  // owner may hold at once (0 without). An accept past it would take a
+  // connection and drop it (-ENFILE), so the server arms no more than fit.
+  std::uint32_t direct_table() const { return direct_table_; }
 
   void connect(int fd, const net::Address& address, std::uint64_t tag);
   // Multishot when the features allow and `multishot` is asked; returns
@@ -48,17 +65,22 @@ class Backend {
   void cancel(std::uint64_t target, std::uint64_t tag);
 
   // The server's: accept on its listener (multishot when asked and the
-  // features allow: see Features), the shard's tick, a read of its wake
-  // eventfd, a shutdown before lingering, a connection's corked output.
-  void accept(int listen_fd, std::uint64_t tag, bool multishot);
+  // features allow: see Features; with fixed-files into a direct
+  // descriptor, the peer's address into `peer` when given), the shard's
+  // tick, a read of its wake eventfd, a shutdown before lingering, a
+  // connection's corked output.
+  void accept(int listen_fd, std::uint64_t tag, bool multishot, sockaddr* peer = nullptr,
+              socklen_t* peer_len = nullptr);
   void timeout(__kernel_timespec* ts, std::uint64_t tag);
   void read(int fd, void* data, unsigned len, std::uint64_t tag);
   void shutdown(int fd, int how, std::uint64_t tag);
   // zc_report_usage: the notification says whether the kernel copied (6.2).
   void send_message(int fd, msghdr* msg, io::SendMode mode, std::uint64_t tag, bool zc_report_usage = false);
-  // A database connection's (server/db): a one-shot poll while libpq does
-  // the I/O, then sends and receives into the pool's own buffers.
+  // A database connection's (server/db), on a descriptor of the process
+  // (libpq's socket), never a direct one: a one-shot poll while libpq does
+  // the I/O, then sends and receives from and into the pool's own buffers.
   void poll(int fd, bool write, std::uint64_t tag);
+  void send_from(int fd, const char* data, std::size_t len, std::uint64_t tag);
   void receive_into(int fd, char* data, std::size_t len, std::uint64_t tag);
   std::uint64_t sq_full_flushes() const { return ring_.submit_full_flushes(); }
 
@@ -75,10 +97,19 @@ class Backend {
   void reset_syscalls() { syscalls_ = {}; }
 
  private:
+  // Marks a prepared SQE as one on a connection's socket (after the prep,
+  // which clears the flags).
+  void on_socket(io_uring_sqe* sqe) const {
+    if (fixed_files_) sqe->flags |= IOSQE_FIXED_FILE;
+  }
+
   Ring ring_;
   ReceiveBuffers buffers_;
   io::SyscallCounts syscalls_;
   std::uint64_t flushes_seen_ = 0;
+  bool fixed_files_ = false;
+  bool accepts_direct_ = false;  // fixed-files with accepted_max: the server's
+  std::uint32_t direct_table_ = 0;
 };
 
 }  // namespace ringhttp::uring

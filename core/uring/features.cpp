@@ -252,6 +252,35 @@ bool probe_min_wait() {
   return ok;
 }
 
+// A sparse file table (5.19) with a range the kernel allocates from, the
+// ring's own descriptor registered (5.18), and one direct descriptor used
+// and closed: a socket placed in the table, a shutdown naming it with
+// IOSQE_FIXED_FILE (its peer then reads EOF), and close_direct.
+bool probe_fixed_files() {
+  ScratchRing ring(0);
+  if (!ring.ok()) return false;
+  if (io_uring_register_ring_fd(ring.get()) != 1) return false;
+  if (io_uring_register_files_sparse(ring.get(), 2) != 0) return false;
+  if (io_uring_register_file_alloc_range(ring.get(), 1, 1) != 0) return false;
+  int pair[2];
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0) return false;
+  bool ok = io_uring_register_files_update(ring.get(), 0, &pair[0], 1) == 1;
+  ::close(pair[0]);  // the table holds the socket now
+  if (ok) {
+    io_uring_sqe* sqe = io_uring_get_sqe(ring.get());
+    io_uring_prep_shutdown(sqe, 0, SHUT_WR);
+    sqe->flags |= IOSQE_FIXED_FILE;
+    ok = ring.run_one(sqe) == 0;
+    char byte = 0;
+    ok = ok && ::read(pair[1], &byte, 1) == 0;
+    sqe = io_uring_get_sqe(ring.get());
+    io_uring_prep_close_direct(sqe, 0);
+    ok = ring.run_one(sqe) == 0 && ok;
+  }
+  ::close(pair[1]);
+  return ok;
+}
+
 }  // namespace
 
 ZeroCopySend probe_zero_copy_send() {
@@ -291,6 +320,7 @@ Features Features::intersect(const Features& other) const {
   out.multishot_accept = multishot_accept && other.multishot_accept;
   out.bufring = bufring && other.bufring;
   out.multishot_recv = multishot_recv && other.multishot_recv && out.bufring;
+  out.fixed_files = fixed_files && other.fixed_files;
   out.sqpoll = sqpoll && other.sqpoll;
   out.no_sqarray = no_sqarray && other.no_sqarray;
   out.min_wait = min_wait && other.min_wait && !out.sqpoll;
@@ -319,6 +349,7 @@ std::string Features::describe() const {
   add(multishot_accept, "multishot-accept");
   add(multishot_recv, "multishot-recv");
   add(bufring, "bufring");
+  add(fixed_files, "fixed-files");
   add(sqpoll, "sqpoll");
   add(no_sqarray, "no-sqarray");
   add(min_wait, "min-wait");
@@ -367,6 +398,7 @@ Features probe_kernel() {
   found.no_sqarray = probe_no_sqarray();
   found.min_wait = probe_min_wait();
   found.multishot_accept = probe_multishot_accept(plain);
+  found.fixed_files = probe_fixed_files();
   ScratchBufRing bufs;
   found.bufring = probe_bufring(plain, bufs);
   found.multishot_recv = found.bufring && probe_multishot_recv(plain, bufs);
@@ -382,8 +414,9 @@ namespace {
 // Profiles keep what a kernel generation offered, so a 6.18 machine can show
 // what an older kernel would have cost. Each feature arrived in (see the
 // comments on Features): 5.19 COOP_TASKRUN, ACCEPT_MULTISHOT and provided-
-// buffer rings; 6.0 RECV_MULTISHOT and SINGLE_ISSUER; 6.1 DEFER_TASKRUN;
-// 6.6 NO_SQARRAY. None turns sqpoll on.
+// buffer rings, direct descriptors allocated by the kernel; 6.0
+// RECV_MULTISHOT and SINGLE_ISSUER; 6.1 DEFER_TASKRUN; 6.6 NO_SQARRAY. None
+// turns sqpoll on.
 bool apply_profile(std::string_view name, Features& wanted) {
   if (name == "all") {
     wanted = Features::all();
@@ -402,6 +435,7 @@ bool apply_profile(std::string_view name, Features& wanted) {
     wanted.coop_taskrun = true;
     wanted.multishot_accept = true;
     wanted.bufring = true;
+    wanted.fixed_files = true;
   } else if (name == "5.10") {
     wanted = Features{};
   } else {
@@ -436,6 +470,10 @@ bool apply_switch(std::string_view name, Features& wanted) {
     wanted.multishot_accept = false;
   } else if (name == "no-multishot-recv") {
     wanted.multishot_recv = false;
+  } else if (name == "fixed-files") {
+    wanted.fixed_files = true;
+  } else if (name == "no-fixed-files") {
+    wanted.fixed_files = false;
   } else if (name == "no-bufring") {
     wanted.bufring = false;
     wanted.multishot_recv = false;
@@ -447,8 +485,8 @@ bool apply_switch(std::string_view name, Features& wanted) {
 
 constexpr const char* names_help =
     " (a profile first, optional: 5.10, 5.19, 6.0, 6.1, 6.6, all; then any of sqpoll, min-wait, no-sqarray, sqarray, "
-    "no-defer-taskrun, no-coop-taskrun, no-single-issuer, no-multishot, no-multishot-accept, no-multishot-recv, "
-    "no-bufring)";
+    "fixed-files, no-fixed-files, no-defer-taskrun, no-coop-taskrun, no-single-issuer, no-multishot, "
+    "no-multishot-accept, no-multishot-recv, no-bufring)";
 
 }  // namespace
 

@@ -16,6 +16,14 @@ struct Features {
   bool multishot_accept = false;  // IORING_ACCEPT_MULTISHOT (5.19)
   bool multishot_recv = false;    // IORING_RECV_MULTISHOT (6.0), needs bufring
   bool bufring = false;           // registered provided-buffer rings (5.19)
+  // Direct descriptors (5.19): connections live in the ring's own file
+  // table, not the process's (accepted into it with IORING_FILE_INDEX_ALLOC,
+  // or a client's socket placed at its slot), and every operation on them
+  // names the slot with IOSQE_FIXED_FILE, which spares the kernel looking
+  // the descriptor up and counting references on each one; the ring's own
+  // descriptor is registered too (5.18), sparing the same on each
+  // io_uring_enter.
+  bool fixed_files = false;
   // IORING_SETUP_SQPOLL (5.11 unprivileged): a kernel thread polls the SQ.
   // Opt-in only: no profile turns it on, so `all` and every profile leave it
   // off unless "sqpoll" is named. The kernel refuses it together with
@@ -45,6 +53,7 @@ struct Features {
     Features f;
     f.single_issuer = f.defer_taskrun = f.coop_taskrun = true;
     f.multishot_accept = f.multishot_recv = f.bufring = true;
+    f.fixed_files = true;
     f.no_sqarray = true;
     return f;
   }
@@ -74,7 +83,8 @@ Features probe_kernel();
 // Parses a --uring value: a comma-separated list whose optional first item
 // is a profile ("5.10", "5.19", "6.0", "6.1", "6.6", "all"; "all" when
 // there is none), followed by switches applied to that profile in order:
-// "no-FEATURE" turns a feature of 6.1 or before off, "sqpoll" and
+// "no-FEATURE" turns a feature of 6.1 or before off (no-fixed-files...),
+// "fixed-files" turns that one on (on 5.10), "sqpoll" and
 // "no-sqarray" and "min-wait" turn theirs on, "sqarray" turns no-sqarray
 // off: "sqpoll", "all,min-wait",
 // "all,sqpoll", "5.19,sqpoll", "no-bufring", "6.0,no-bufring,sqpoll",

@@ -81,8 +81,9 @@ int Ring::init(std::uint32_t sq_entries, const Features& features, int sq_thread
   initialized_ = true;
   sqpoll_ = features.sqpoll;
   min_wait_ = features.min_wait && !features.sqpoll;
-  // A registered ring fd saves an fdget/fdput per io_uring_enter; optional.
-  (void)io_uring_register_ring_fd(&ring_);
+  // A registered ring fd saves an fdget/fdput per io_uring_enter: part of
+  // fixed-files (5.18), and optional within it.
+  if (features.fixed_files) (void)io_uring_register_ring_fd(&ring_);
   return 0;
 }
 

@@ -30,7 +30,9 @@ struct Probe {
 // Sends a request on a new connection and waits for one of two events: its
 // answer, or the state in which no answer can come: the server's
 // descriptor table is full (its RLIMIT_NOFILE is reached, so accept(2) fails
-// with EMFILE) and this connection is still in the listen queue. Nothing
+// with EMFILE; with fixed-files its ring's file table, which the same limit
+// bounds, is full and no accept is armed) and this connection is still in
+// the listen queue. Nothing
 // closes a connection while the probes run, so that state lasts until the
 // test closes some. No clock decides it: a slow server is waited for.
 // Over TLS the request waits for the handshake, which waits for the accept:
@@ -44,7 +46,7 @@ Probe probe(std::uint16_t port, pid_t server_pid) {
     // The queue is read on both sides of the table, so a connection accepted
     // meanwhile (the last free descriptor) is not taken for a stuck one.
     const auto queued = [&] { return accept_queue_length(port).value_or(0) > 0; };
-    stuck = queued() && open_descriptors(server_pid) >= server_fd_limit && queued();
+    stuck = queued() && held_descriptors(server_pid) >= server_fd_limit && queued();
     return stuck;
   });
   if (!settled) throw std::runtime_error("a probe connection was neither answered nor stuck in the listen queue");

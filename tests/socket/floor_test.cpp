@@ -71,15 +71,24 @@ TEST(FloorUring, takes_the_servers_uring_values_and_names_them_at_start) {
     return at == std::string::npos ? std::string() : line.substr(at + 7);
   };
   const auto six_one = start("6.1");
-  EXPECT_EQ(uring_of(*six_one), "single-issuer,defer-taskrun,multishot-accept,multishot-recv,bufring");
+  EXPECT_EQ(uring_of(*six_one), "single-issuer,defer-taskrun,multishot-accept,multishot-recv,bufring,fixed-files");
+  const auto own_files = start("6.1,no-fixed-files");
+  EXPECT_EQ(uring_of(*own_files), "single-issuer,defer-taskrun,multishot-accept,multishot-recv,bufring");
   const auto no_array = start("6.1,no-sqarray");
   const std::string used = uring_of(*no_array);
-  EXPECT_TRUE(used.ends_with(",no-sqarray") || used == "single-issuer,defer-taskrun,multishot-accept,multishot-recv,bufring")
+  const std::string six_one_used = "single-issuer,defer-taskrun,multishot-accept,multishot-recv,bufring,fixed-files";
+  EXPECT_TRUE(used.ends_with(",no-sqarray") || used == six_one_used)
       << used << " (no-sqarray where the kernel has it, 6.6)";
-  Connection connection(no_array->port());
-  for (int i = 0; i < 20; ++i) {
-    connection.send_all(get("/plaintext"));
-    ASSERT_EQ(connection.read_response().body, "Hello, World!");
+  // Each serves, with direct descriptors and without, and frees its
+  // connections: a second round on new connections is served too.
+  for (const ServerProcess* floor : {no_array.get(), own_files.get()}) {
+    for (int round = 0; round < 2; ++round) {
+      Connection connection(floor->port());
+      for (int i = 0; i < 20; ++i) {
+        connection.send_all(get("/plaintext"));
+        ASSERT_EQ(connection.read_response().body, "Hello, World!");
+      }
+    }
   }
   for (const std::string refused : {"5.19", "no-multishot", "no-bufring", "bogus"}) {
     ServerOptions options;

@@ -52,17 +52,19 @@ class UringProfiles : public testing::TestWithParam<Profile> {
 };
 
 // What this kernel offers at all, from a server that asks for everything
-// (sqpoll and min-wait apart, which `all` leaves off, and coop taskrun,
-// which defer taskrun replaces): a profile can only list what the kernel has.
+// (sqpoll and min-wait apart, which `all` leaves off, coop taskrun, which
+// defer taskrun replaces, and multishot accept, which fixed-files
+// replaces): a profile can only list what the kernel has.
 const std::vector<std::string>& kernel_features() {
   static const std::vector<std::string> features = [] {
     ServerProcess everything({"--shards", "1", "--uring", "all"});
     ServerProcess polled({"--shards", "1", "--uring", "all,sqpoll"});
     ServerProcess cooperative({"--shards", "1", "--uring", "no-defer-taskrun"});
     ServerProcess batched({"--shards", "1", "--uring", "min-wait"});
+    ServerProcess multishot_accept({"--shards", "1", "--uring", "no-fixed-files"});
     std::vector<std::string> out = features_in_use(everything.startup_line());
     for (const auto& extra : {features_in_use(polled.startup_line()), features_in_use(cooperative.startup_line()),
-                              features_in_use(batched.startup_line())}) {
+                              features_in_use(batched.startup_line()), features_in_use(multishot_accept.startup_line())}) {
       for (const auto& feature : extra) {
         if (!uses(out, feature)) out.push_back(feature);
       }
@@ -115,33 +117,39 @@ std::string test_name(const testing::TestParamInfo<Profile>& param_info) {
 }
 
 // Each profile has what its kernel generation brought (5.19: coop taskrun,
-// multishot accept, buffer rings; 6.0: single issuer, multishot receive;
-// 6.1: defer taskrun; 6.6: no SQ array). sqpoll is off unless named; with
-// it the kernel takes neither taskrun mode.
+// multishot accept, buffer rings, direct descriptors; 6.0: single issuer,
+// multishot receive; 6.1: defer taskrun; 6.6: no SQ array). sqpoll is off
+// unless named; with it the kernel takes neither taskrun mode. With direct
+// descriptors (fixed-files) the server accepts single-shot, each accept
+// with its peer's address, so multishot-accept is not listed then.
 INSTANTIATE_TEST_SUITE_P(
     Profiles, UringProfiles,
     testing::Values(
-        Profile{"all", {"single-issuer", "defer-taskrun", "multishot-accept", "multishot-recv", "bufring", "no-sqarray"}},
-        Profile{"6.6", {"single-issuer", "defer-taskrun", "multishot-accept", "multishot-recv", "bufring", "no-sqarray"}},
-        Profile{"6.1", {"single-issuer", "defer-taskrun", "multishot-accept", "multishot-recv", "bufring"}},
-        Profile{"6.0", {"single-issuer", "coop-taskrun", "multishot-accept", "multishot-recv", "bufring"}},
-        Profile{"5.19", {"coop-taskrun", "multishot-accept", "bufring"}},
+        Profile{"all", {"single-issuer", "defer-taskrun", "multishot-recv", "bufring", "fixed-files", "no-sqarray"}},
+        Profile{"6.6", {"single-issuer", "defer-taskrun", "multishot-recv", "bufring", "fixed-files", "no-sqarray"}},
+        Profile{"6.1", {"single-issuer", "defer-taskrun", "multishot-recv", "bufring", "fixed-files"}},
+        Profile{"6.0", {"single-issuer", "coop-taskrun", "multishot-recv", "bufring", "fixed-files"}},
+        Profile{"5.19", {"coop-taskrun", "bufring", "fixed-files"}},
         Profile{"5.10", {"basic"}},
         Profile{"5.10,no-sqarray", {"no-sqarray"}},
-        Profile{"sqarray", {"single-issuer", "defer-taskrun", "multishot-accept", "multishot-recv", "bufring"}},
-        Profile{"no-multishot", {"single-issuer", "defer-taskrun", "bufring", "no-sqarray"}},
-        Profile{"no-bufring", {"single-issuer", "defer-taskrun", "multishot-accept", "no-sqarray"}},
+        Profile{"5.10,fixed-files", {"fixed-files"}},
+        Profile{"no-fixed-files",
+                {"single-issuer", "defer-taskrun", "multishot-accept", "multishot-recv", "bufring", "no-sqarray"}},
+        Profile{"5.19,no-fixed-files", {"coop-taskrun", "multishot-accept", "bufring"}},
+        Profile{"sqarray", {"single-issuer", "defer-taskrun", "multishot-recv", "bufring", "fixed-files"}},
+        Profile{"no-multishot", {"single-issuer", "defer-taskrun", "bufring", "fixed-files", "no-sqarray"}},
+        Profile{"no-bufring", {"single-issuer", "defer-taskrun", "fixed-files", "no-sqarray"}},
         Profile{"no-defer-taskrun,no-single-issuer",
-                {"coop-taskrun", "multishot-accept", "multishot-recv", "bufring", "no-sqarray"}},
-        Profile{"sqpoll", {"single-issuer", "multishot-accept", "multishot-recv", "bufring", "sqpoll", "no-sqarray"}},
-        Profile{"5.19,sqpoll", {"multishot-accept", "bufring", "sqpoll"}},
+                {"coop-taskrun", "multishot-recv", "bufring", "fixed-files", "no-sqarray"}},
+        Profile{"sqpoll", {"single-issuer", "multishot-recv", "bufring", "fixed-files", "sqpoll", "no-sqarray"}},
+        Profile{"5.19,sqpoll", {"bufring", "fixed-files", "sqpoll"}},
         Profile{"5.10,sqpoll", {"sqpoll"}},
         Profile{"min-wait",
-                {"single-issuer", "defer-taskrun", "multishot-accept", "multishot-recv", "bufring", "no-sqarray",
+                {"single-issuer", "defer-taskrun", "multishot-recv", "bufring", "fixed-files", "no-sqarray",
                  "min-wait"}},
-        Profile{"6.1,min-wait,sqpoll", {"single-issuer", "multishot-accept", "multishot-recv", "bufring", "sqpoll"}},
+        Profile{"6.1,min-wait,sqpoll", {"single-issuer", "multishot-recv", "bufring", "fixed-files", "sqpoll"}},
         Profile{"all,sqpoll",
-                {"single-issuer", "multishot-accept", "multishot-recv", "bufring", "sqpoll", "no-sqarray"}}),
+                {"single-issuer", "multishot-recv", "bufring", "fixed-files", "sqpoll", "no-sqarray"}}),
     test_name);
 
 // The poller thread (the kernel's "iou-sqp-PID") shares its shard's CPU, so

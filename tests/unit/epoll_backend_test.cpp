@@ -200,7 +200,7 @@ TEST_F(EpollBackend, a_connect_completes_with_zero_or_the_refusal) {
   ::getsockname(listener, reinterpret_cast<sockaddr*>(&any), &len);
   net::Address open;
   ASSERT_TRUE(net::parse_address("127.0.0.1", ntohs(any.sin_port), open));
-  const int fd = io.open_socket(AF_INET);
+  const int fd = io.open_socket(AF_INET, 0);
   ASSERT_GE(fd, 0);
   io.connect(fd, open, tag(Op::connect));
   auto got = reap(1);
@@ -211,7 +211,7 @@ TEST_F(EpollBackend, a_connect_completes_with_zero_or_the_refusal) {
 
   ::close(listener);
   to_close.clear();
-  const int refused = io.open_socket(AF_INET);
+  const int refused = io.open_socket(AF_INET, 0);
   io.connect(refused, open, tag(Op::connect, 1));
   got = reap(1);
   ASSERT_EQ(got.size(), 1u);

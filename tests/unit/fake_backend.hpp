@@ -56,6 +56,7 @@ class FakeIo {
     return {};
   }
   void close(int fd, std::uint32_t) { closed.push_back(fd); }
+  void close_accepted(int fd) { closed.push_back(fd); }
   bool receive(int, std::uint64_t tag, bool multishot) {
     asked.push_back({Op::recv, tag, 0, multishot, {}});
     return multishot;
@@ -72,10 +73,13 @@ class FakeIo {
   }
   void cancel(std::uint64_t target, std::uint64_t tag) { asked.push_back({Op::cancel, tag, target, false, {}}); }
   void shutdown(int, int, std::uint64_t tag) { asked.push_back({Op::shutdown, tag, 0, false, {}}); }
-  void accept(int, std::uint64_t tag, bool) { asked.push_back({Op::accept, tag, 0, true, {}}); }
+  void accept(int, std::uint64_t tag, bool, sockaddr* = nullptr, socklen_t* = nullptr) {
+    asked.push_back({Op::accept, tag, 0, true, {}});
+  }
   void timeout(__kernel_timespec*, std::uint64_t) {}
   void read(int, void*, unsigned, std::uint64_t) {}
   void poll(int, bool, std::uint64_t) {}
+  void send_from(int, const char*, std::size_t, std::uint64_t) {}
   void receive_into(int, char*, std::size_t, std::uint64_t) {}
   void connect(int, const net::Address&, std::uint64_t tag) { asked.push_back({Op::connect, tag, 0, false, {}}); }
   std::uint64_t sq_full_flushes() const { return 0; }

@@ -27,6 +27,13 @@ TEST(UringProbe, no_sqarray_is_found_exactly_on_kernels_from_6_6) {
   EXPECT_EQ(kernel.no_sqarray, kernel_at_least(6, 6));
 }
 
+// Direct descriptors allocated by the kernel and close_direct are 5.19's,
+// a registered ring descriptor 5.18's.
+TEST(UringProbe, fixed_files_are_found_exactly_on_kernels_from_5_19) {
+  const Features kernel = probe_kernel();
+  EXPECT_EQ(kernel.fixed_files, kernel_at_least(5, 19));
+}
+
 TEST(UringProbe, min_wait_is_found_exactly_on_kernels_from_6_12) {
   const Features kernel = probe_kernel();
   EXPECT_EQ(kernel.min_wait, kernel_at_least(6, 12));

@@ -26,12 +26,14 @@ std::string refusal(const std::string& text) {
 
 bool same(const Features& a, const Features& b) { return a.describe() == b.describe(); }
 
-// What kernel 5.19 added: coop taskrun, multishot accept, provided-buffer rings.
+// What kernel 5.19 added: coop taskrun, multishot accept, provided-buffer
+// rings, direct descriptors the kernel allocates.
 Features profile_5_19() {
   Features f;
   f.coop_taskrun = true;
   f.multishot_accept = true;
   f.bufring = true;
+  f.fixed_files = true;
   return f;
 }
 
@@ -54,16 +56,18 @@ TEST(UringSwitches, profiles_alone_keep_their_old_meaning) {
 }
 
 // Each profile is exactly what its kernel generation had: 5.19 brought coop
-// taskrun, multishot accept and provided-buffer rings; 6.0 multishot receive
-// and single issuer; 6.1 defer taskrun (which replaces coop taskrun); 6.6
-// rings without an SQ array.
+// taskrun, multishot accept, provided-buffer rings and direct descriptors;
+// 6.0 multishot receive and single issuer; 6.1 defer taskrun (which
+// replaces coop taskrun); 6.6 rings without an SQ array.
 TEST(UringSwitches, each_profile_is_exactly_what_its_kernel_had) {
   EXPECT_EQ(parsed("5.10").describe(), "basic");
-  EXPECT_EQ(parsed("5.19").describe(), "coop-taskrun,multishot-accept,bufring");
-  EXPECT_EQ(parsed("6.0").describe(), "single-issuer,coop-taskrun,multishot-accept,multishot-recv,bufring");
-  EXPECT_EQ(parsed("6.1").describe(), "single-issuer,defer-taskrun,multishot-accept,multishot-recv,bufring");
+  EXPECT_EQ(parsed("5.19").describe(), "coop-taskrun,multishot-accept,bufring,fixed-files");
+  EXPECT_EQ(parsed("6.0").describe(),
+            "single-issuer,coop-taskrun,multishot-accept,multishot-recv,bufring,fixed-files");
+  EXPECT_EQ(parsed("6.1").describe(),
+            "single-issuer,defer-taskrun,multishot-accept,multishot-recv,bufring,fixed-files");
   EXPECT_EQ(parsed("6.6").describe(),
-            "single-issuer,defer-taskrun,multishot-accept,multishot-recv,bufring,no-sqarray");
+            "single-issuer,defer-taskrun,multishot-accept,multishot-recv,bufring,fixed-files,no-sqarray");
   EXPECT_EQ(parsed("all").describe(), parsed("6.6").describe());
 }
 
@@ -135,7 +139,7 @@ TEST(UringSwitches, sqpoll_in_use_drops_the_taskrun_modes_the_kernel_refuses_wit
   EXPECT_FALSE(in_use.defer_taskrun);
   EXPECT_FALSE(in_use.coop_taskrun);
   EXPECT_TRUE(in_use.single_issuer);
-  EXPECT_EQ(in_use.describe(), "single-issuer,multishot-accept,multishot-recv,bufring,sqpoll,no-sqarray");
+  EXPECT_EQ(in_use.describe(), "single-issuer,multishot-accept,multishot-recv,bufring,fixed-files,sqpoll,no-sqarray");
   EXPECT_EQ(setup_flags(in_use) & (IORING_SETUP_DEFER_TASKRUN | IORING_SETUP_COOP_TASKRUN), 0u);
   EXPECT_NE(setup_flags(in_use) & IORING_SETUP_SQPOLL, 0u);
   EXPECT_EQ(unavailable_note(parsed("sqpoll"), kernel), "");
@@ -152,6 +156,19 @@ TEST(UringSwitches, sqpoll_the_kernel_refuses_is_off_and_said_so) {
 
 // no-sqarray (6.6): on in `all` and in the 6.6 profile, off in the older
 // ones, turned on by name on top of them and off by `sqarray`.
+TEST(UringSwitches, fixed_files_are_5_19s_and_switched_by_name) {
+  EXPECT_TRUE(parsed("").fixed_files);
+  EXPECT_TRUE(parsed("5.19").fixed_files);
+  EXPECT_FALSE(parsed("5.10").fixed_files);
+  EXPECT_TRUE(parsed("5.10,fixed-files").fixed_files);
+  EXPECT_FALSE(parsed("no-fixed-files").fixed_files);
+  EXPECT_FALSE(parsed("6.6,no-fixed-files").fixed_files);
+  EXPECT_TRUE(parsed("no-fixed-files").no_sqarray) << "the other switches stay";
+  Features kernel = Features::all();
+  kernel.fixed_files = false;
+  EXPECT_FALSE(kernel.intersect(parsed("all")).fixed_files) << "off where the kernel lacks it";
+}
+
 TEST(UringSwitches, no_sqarray_is_6_6s_and_switched_by_name) {
   EXPECT_TRUE(parsed("").no_sqarray);
   EXPECT_TRUE(parsed("6.6").no_sqarray);
@@ -176,7 +193,7 @@ TEST(UringSwitches, min_wait_is_on_only_by_name_and_not_with_sqpoll) {
   EXPECT_TRUE(kernel.intersect(parsed("min-wait")).min_wait);
   EXPECT_FALSE(kernel.intersect(parsed("min-wait,sqpoll")).min_wait);
   EXPECT_EQ(kernel.intersect(parsed("min-wait")).describe(),
-            "single-issuer,defer-taskrun,multishot-accept,multishot-recv,bufring,no-sqarray,min-wait");
+            "single-issuer,defer-taskrun,multishot-accept,multishot-recv,bufring,fixed-files,no-sqarray,min-wait");
   kernel.min_wait = false;
   EXPECT_NE(unavailable_note(parsed("min-wait"), kernel).find("MIN_TIMEOUT (6.12)"), std::string::npos);
   EXPECT_EQ(unavailable_note(parsed("all"), kernel), "");

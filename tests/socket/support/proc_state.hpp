@@ -99,6 +99,36 @@ inline std::size_t open_descriptors(pid_t pid) {
   return n;
 }
 
+// How many direct descriptors (io_uring's fixed-files) the process's rings
+// hold: the entries each ring's /proc/PID/fdinfo lists after "UserFiles:".
+// The kernel lists them only when it gets the ring's lock at once, so a
+// caller that needs an exact count asks until it holds still.
+inline std::size_t direct_descriptors(pid_t pid) {
+  const std::string proc = "/proc/" + std::to_string(pid);
+  std::error_code ec;
+  std::size_t n = 0;
+  for (auto it = std::filesystem::directory_iterator(proc + "/fd", ec);
+       !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
+    std::error_code link_ec;
+    if (std::filesystem::read_symlink(it->path(), link_ec).string() != "anon_inode:[io_uring]") continue;
+    std::ifstream info(proc + "/fdinfo/" + it->path().filename().string());
+    bool listing = false;
+    for (std::string line; std::getline(info, line);) {
+      if (line.starts_with("UserFiles:")) {
+        listing = true;
+      } else if (listing && line.starts_with(" ")) {
+        ++n;
+      } else {
+        listing = false;
+      }
+    }
+  }
+  return n;
+}
+
+// Every descriptor the process holds: its own and its rings' direct ones.
+inline std::size_t held_descriptors(pid_t pid) { return open_descriptors(pid) + direct_descriptors(pid); }
+
 // The scheduler's state of one of this process's threads, from
 // /proc/self/task/TID/stat: 'R' running, 'S' asleep (blocked in a system
 // call such as a send(2) waiting for room), ...; '?' when it is gone.
