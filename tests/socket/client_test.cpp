@@ -304,18 +304,24 @@ TEST_F(ClientAgainstServer, every_uring_profile_receives_every_response_small_an
   // own buffer; no-multishot-recv: single receives with buffer select; 6.0:
   // multishot receive into the buffer ring; all: 6.0 plus defer-taskrun;
   // sqpoll: a poller thread submits (on the worker's CPU), with and without
-  // the 5.10 set; 6.1: with the SQ array; min-wait: waits for a batch.
-  for (const std::string profile :
-       {"5.10", "5.19", "no-multishot-recv", "6.0", "6.1", "all", "sqpoll", "5.10,sqpoll", "min-wait"}) {
+  // the 5.10 set; 6.1: with the SQ array; min-wait: waits for a batch;
+  // fixed-files (5.19 on): sockets as direct descriptors, each put at its
+  // slot, and a new one at the same slot after each 20 requests.
+  for (const std::string profile : {"5.10", "5.19", "no-multishot-recv", "6.0", "6.1", "all", "sqpoll", "5.10,sqpoll",
+                                    "min-wait", "no-fixed-files", "5.10,fixed-files"}) {
     SCOPED_TRACE(profile);
-    const ClientRun small =
-        run_client({"-n", "300", "-c", "3", "-p", "4", "--uring", profile, "--json", url(server, "/plaintext")});
+    const ClientRun small = run_client({"-n", "300", "-c", "3", "-p", "4", "--requests-per-connection", "20",
+                                        "--uring", profile, "--json", url(server, "/plaintext")});
     ASSERT_EQ(small.exit_code, 0) << small.err;
     const JsonReport small_report(small);
     EXPECT_EQ(small_report.number("/requests"), 300u);
     const bool sqpoll_asked = profile.find("sqpoll") != std::string::npos;
     EXPECT_EQ(small_report.text("/environment/uring").find("sqpoll") != std::string::npos, sqpoll_asked)
         << small_report.text("/environment/uring");
+    const bool fixed_files = profile != "5.10" && profile != "5.10,sqpoll" && profile != "no-fixed-files";
+    EXPECT_EQ(small_report.text("/environment/uring").find("fixed-files") != std::string::npos, fixed_files)
+        << small_report.text("/environment/uring");
+    EXPECT_EQ(small_report.number("/reconnects"), 300u / 20 - 3) << "each socket's 20 requests, then a new one";
     // 100,000-byte bodies span many receive buffers.
     const ClientRun large =
         run_client({"-n", "40", "-c", "2", "--uring", profile, "--json", url(server, "/stream?bytes=100000")});
