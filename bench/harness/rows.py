@@ -24,6 +24,7 @@ class Variant:
     expect_backend: str = ""    # ... its backend= must say this
     client_args: tuple = ()     # flags for the client instead: the server is the default one
     expect_client_backend: str = ""  # the client's report's options.backend must say this
+    expect_client_uring: str = ""    # ... its environment.uring list must name this ("!name": must not)
     db_pool: int = 0            # --db-pool on the database workloads (0: DB_POOL)
     base: bool = False          # the axis's default, the others are divided by (else its first variant)
 
