@@ -29,7 +29,8 @@ from .constants import (
 from .workloads import WORKLOADS
 from .servers import Custom, Ringhttp
 from .rows import (
-    AXES, AXIS_CONTROLS, BY_NAME, GROUPS, all_rows, also_client_rows, axis_rows, every_row, select, usage_error,
+    AXES, AXIS_CONTROLS, BY_NAME, GROUPS, all_rows, also_client_rows, axis_rows, estimate_s, every_row, gets_memory_row,
+    select, usage_error,
 )
 from .processes import Running, StartError, WrongAnswer, hold_signals
 from .database import Database
@@ -234,11 +235,7 @@ def measure_all(ctx, a, runnable, instances, runs):
         except StartError as e:
             inst["failure"] = str(e)
             continue
-        # The memory row for the default rows and the axes that change the
-        # server's memory (allocator, backend), not for a variant that only
-        # changes the client.
-        if (ctx.idle_counts and r.server.memory_row and (not r.axis or r.axis in ("alloc", "backend"))
-                and not (r.variant and r.variant.client_args)):
+        if ctx.idle_counts and gets_memory_row(r):
             inst["memory"] = memory_per_connection(ctx, r.server, r.variant)
         print(f"{r.instance}: cold start "
               + (f"{fmt(inst.get('cold_start_ms'), '.1f')} ms" if "cold_start_failure" not in inst else
@@ -371,6 +368,8 @@ def main(argv):
     if a.rate_sweep is not None:
         return rate_sweep_main(ctx, a, runnable, env, env_lines, os.path.join(a.out, f"rate-sweep-{stamp}"))
 
+    minutes = estimate_s(runnable, a.iterations, a.warmup, a.duration, a.cool_down, bool(ctx.idle_counts)) / 60
+    print(f"bench: {len(runnable)} rows x {a.iterations} iteration(s), about {minutes:.0f} minutes", flush=True)
     # Cold start and memory: once per server instance, before the load runs.
     # SIGTERM or Ctrl-C anywhere in here stops the run where it is; what was
     # measured until then is still summarized and written.

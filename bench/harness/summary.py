@@ -55,6 +55,8 @@ CONNECTION_FIGURES = ("handshakes_per_s", "full_handshakes_per_s", "resumed_hand
 def ratio_base(row, summaries):
     """The row a row is divided by: the default variant on an axis, else the io_uring floor."""
     if row.axis:
+        if row.server.name != "ringhttp":
+            return f"{row.server.name}/{row.workload.name}"  # a floor's variant: the floor as it starts
         base_variant = axis_base(row.axis).name
         return f"ringhttp:{base_variant}/{row.workload.name}"
     if row.workload.ladder:
