@@ -41,7 +41,8 @@ from .soak import SOAK_PHASES, SOAK_RSS_TOLERANCE_BYTES, SOAK_RSS_TOLERANCE_FRAC
 from .memory import idle_counts, memory_per_connection, memory_summary
 from .environment import environment
 from .summary import (
-    LADDER_HEADER, fmt, generator_comparison, judge_targets, ladder_table, summarize, target_controls, with_range,
+    LADDER_HEADER, fmt, generator_comparison, judge_targets, ladder_table, summarize, target_controls, targets_for,
+    uring_comparison, with_range,
 )
 from .render import (
     CONNECTIONS_TITLE,
@@ -438,14 +439,17 @@ def main(argv):
                          f"({ceiling['rps'][0]:,.0f}/s over {DB_CONNECTIONS} database connections, the same query "
                          "prepared, no HTTP).")
     notes += generator_comparison(runnable, summaries)
+    notes += uring_comparison(runnable, summaries)
     conn_header, conn_body = connection_table(runnable, summaries)
     conn_notes = connection_notes(runnable, summaries) if conn_body else []
     ladder_body, ladder_verdicts = ladder_table(summaries)
-    targets = judge_targets(summaries) if not a.axes else []
+    targets = judge_targets(summaries, targets_for(a.axes))
     text = "## Results\n\n" + text_table(header, body)
     targets_title = ("## Targets (issue 16: ringhttp's database rows, issue 17: the open model, issue 26: the client "
                      "over TLS; ringhttp-tls's server CPU against nginx-tls's; against this run's own "
-                     "rows, reported, not failed)")
+                     "rows, reported, not failed)") if not a.axes else (
+        "## Targets (issue 29, --compare uring: ringhttp with every feature against the floor's best profile, the "
+        "open model's client with and without min-wait; against this run's own rows, reported, not failed)")
     if targets:
         text += "\n\n" + targets_title + "\n\n" + "\n".join(t["line"] for t in targets)
     ladder_note = ("The seeds' figures are another machine (Apple M1 Pro), another runtime (Node 24) and their "

@@ -68,6 +68,13 @@ DB_POOLS_COMPARED = (1, 2, 4)  # --compare db-pool: pool size as a throughput di
 OPEN_RATE = 1_000_000
 OPEN_RATE_TOLERANCE = 0.01
 OPEN_CLIENT_CPU_RATIO = 1.2
+# --compare uring's goals (issue 29): ringhttp with every feature on (the
+# axis's `all`) at most URING_FLOOR_RATIO times the server CPU per request
+# of the floor's best profile in the same run on plaintext and on json (the
+# floor answers plaintext only), URING_FLOOR_PIPELINED_RATIO times on
+# pipelined.
+URING_FLOOR_RATIO = 1.0
+URING_FLOOR_PIPELINED_RATIO = 1.1
 # The TLS rows (issue 26): nginx over HTTPS with a certificate from a CA the
 # run makes with the openssl command (P-256 keys: milliseconds to make, where
 # RSA ones take a good part of a second), valid this many days, for these
