@@ -29,7 +29,8 @@ from .constants import (
 from .workloads import WORKLOADS
 from .servers import Custom, Ringhttp
 from .rows import (
-    AXES, AXIS_CONTROLS, BY_NAME, GROUPS, all_rows, also_client_rows, axis_rows, every_row, select, usage_error,
+    AXES, AXIS_CONTROLS, BY_NAME, GROUPS, all_rows, also_client_rows, axis_rows, estimate_s, every_row, gets_memory_row,
+    select, usage_error,
 )
 from .processes import Running, StartError, WrongAnswer, hold_signals
 from .database import Database
@@ -40,7 +41,8 @@ from .soak import SOAK_PHASES, SOAK_RSS_TOLERANCE_BYTES, SOAK_RSS_TOLERANCE_FRAC
 from .memory import idle_counts, memory_per_connection, memory_summary
 from .environment import environment
 from .summary import (
-    LADDER_HEADER, fmt, generator_comparison, judge_targets, ladder_table, summarize, target_controls, with_range,
+    LADDER_HEADER, fmt, generator_comparison, judge_targets, ladder_table, summarize, target_controls, targets_for,
+    uring_comparison, with_range,
 )
 from .render import (
     CONNECTIONS_TITLE,
@@ -234,11 +236,7 @@ def measure_all(ctx, a, runnable, instances, runs):
         except StartError as e:
             inst["failure"] = str(e)
             continue
-        # The memory row for the default rows and the axes that change the
-        # server's memory (allocator, backend), not for a variant that only
-        # changes the client.
-        if (ctx.idle_counts and r.server.memory_row and (not r.axis or r.axis in ("alloc", "backend"))
-                and not (r.variant and r.variant.client_args)):
+        if ctx.idle_counts and gets_memory_row(r):
             inst["memory"] = memory_per_connection(ctx, r.server, r.variant)
         print(f"{r.instance}: cold start "
               + (f"{fmt(inst.get('cold_start_ms'), '.1f')} ms" if "cold_start_failure" not in inst else
@@ -371,6 +369,8 @@ def main(argv):
     if a.rate_sweep is not None:
         return rate_sweep_main(ctx, a, runnable, env, env_lines, os.path.join(a.out, f"rate-sweep-{stamp}"))
 
+    minutes = estimate_s(runnable, a.iterations, a.warmup, a.duration, a.cool_down, bool(ctx.idle_counts)) / 60
+    print(f"bench: {len(runnable)} rows x {a.iterations} iteration(s), about {minutes:.0f} minutes", flush=True)
     # Cold start and memory: once per server instance, before the load runs.
     # SIGTERM or Ctrl-C anywhere in here stops the run where it is; what was
     # measured until then is still summarized and written.
@@ -439,14 +439,17 @@ def main(argv):
                          f"({ceiling['rps'][0]:,.0f}/s over {DB_CONNECTIONS} database connections, the same query "
                          "prepared, no HTTP).")
     notes += generator_comparison(runnable, summaries)
+    notes += uring_comparison(runnable, summaries)
     conn_header, conn_body = connection_table(runnable, summaries)
     conn_notes = connection_notes(runnable, summaries) if conn_body else []
     ladder_body, ladder_verdicts = ladder_table(summaries)
-    targets = judge_targets(summaries) if not a.axes else []
+    targets = judge_targets(summaries, targets_for(a.axes))
     text = "## Results\n\n" + text_table(header, body)
     targets_title = ("## Targets (issue 16: ringhttp's database rows, issue 17: the open model, issue 26: the client "
                      "over TLS; ringhttp-tls's server CPU against nginx-tls's; against this run's own "
-                     "rows, reported, not failed)")
+                     "rows, reported, not failed)") if not a.axes else (
+        "## Targets (issue 29, --compare uring: ringhttp with every feature against the floor's best profile, the "
+        "open model's client with and without min-wait; against this run's own rows, reported, not failed)")
     if targets:
         text += "\n\n" + targets_title + "\n\n" + "\n".join(t["line"] for t in targets)
     ladder_note = ("The seeds' figures are another machine (Apple M1 Pro), another runtime (Node 24) and their "

@@ -16,6 +16,13 @@ COLD_START_SPAWNS = 3        # cold start is the median of this many spawns
 # Every server answers this as the plaintext workload does; cold start ends at
 # its first right answer, the same request for every server.
 READY_PATH = "/plaintext"
+# What rows.estimate_s adds to each run's warm-up, window and cool-down: the
+# default run of 17 rows (3 x 14 s each) took 12.6 minutes (BENCHMARKS.md,
+# 2026-12-04), about 0.5 s a run and 1 s a server instance more; four
+# servers' memory rows took about 30 s (BENCHMARKS.md, issue 14's section).
+ESTIMATE_RUN_OVERHEAD_S = 0.5    # the server's start and stop, the client's start
+ESTIMATE_INSTANCE_S = 1.0        # cold start: COLD_START_SPAWNS spawns, and the variant's reference start
+ESTIMATE_MEMORY_ROW_S = 8.0      # the memory row at the default counts, per server instance
 IDLE_CONNECTIONS = "1000,10000,max"  # the memory row's counts; max: what a server's descriptor limit allows
 IDLE_CONNECTIONS_CAP = 100_000       # max never asks past this, where descriptors allow a million
 SERVER_FD_MARGIN = 256       # descriptors a server keeps beyond its idle connections (listener, ring, stdio, ...)
@@ -61,6 +68,13 @@ DB_POOLS_COMPARED = (1, 2, 4)  # --compare db-pool: pool size as a throughput di
 OPEN_RATE = 1_000_000
 OPEN_RATE_TOLERANCE = 0.01
 OPEN_CLIENT_CPU_RATIO = 1.2
+# --compare uring's goals (issue 29): ringhttp with every feature on (the
+# axis's `all`) at most URING_FLOOR_RATIO times the server CPU per request
+# of the floor's best profile in the same run on plaintext and on json (the
+# floor answers plaintext only), URING_FLOOR_PIPELINED_RATIO times on
+# pipelined.
+URING_FLOOR_RATIO = 1.0
+URING_FLOOR_PIPELINED_RATIO = 1.1
 # The TLS rows (issue 26): nginx over HTTPS with a certificate from a CA the
 # run makes with the openssl command (P-256 keys: milliseconds to make, where
 # RSA ones take a good part of a second), valid this many days, for these

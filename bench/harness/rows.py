@@ -2,7 +2,8 @@
 import dataclasses
 import sys
 
-from .constants import DB_POOL, DB_POOLS_COMPARED, SERVER_CPUS
+from .constants import (DB_POOL, DB_POOLS_COMPARED, ESTIMATE_INSTANCE_S, ESTIMATE_MEMORY_ROW_S,
+                        ESTIMATE_RUN_OVERHEAD_S, SERVER_CPUS)
 from .workloads import WORKLOADS, Workload
 from .servers import (Floor, H2o, H2oTls, Nginx, NginxTls, Node, NodePg, NodeTls, Pgbench, Ringhttp,
                       RinghttpTls, Server)
@@ -24,8 +25,13 @@ class Variant:
     expect_backend: str = ""    # ... its backend= must say this
     client_args: tuple = ()     # flags for the client instead: the server is the default one
     expect_client_backend: str = ""  # the client's report's options.backend must say this
+    expect_client_uring: str = ""    # ... its environment.uring list must name this ("!name": must not)
     db_pool: int = 0            # --db-pool on the database workloads (0: DB_POOL)
     base: bool = False          # the axis's default, the others are divided by (else its first variant)
+    servers: tuple = ("ringhttp",)  # who runs it: ringhttp, and floor-uring where the floor takes its flags
+    workloads: tuple = ()       # of its axis's workloads, the ones it runs on (empty: each)
+    default_workloads: tuple = None  # ... and of those, the ones in the run without --only (None: each)
+    floor_default: bool = True  # its floor-uring rows are in the run without --only
 
 
 @dataclasses.dataclass(frozen=True)
@@ -83,19 +89,70 @@ GROUPS = {
 JEMALLOC = "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2"          # Debian libjemalloc2
 TCMALLOC = "/usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4"  # Debian libtcmalloc-minimal4
 
+# The uring axis: each --uring profile and switch (core/uring/features.cpp's
+# grammar) on ringhttp's server, and on the io_uring floor where the floor
+# takes the value (Floor.takes), so each switch's effect shows on both; then
+# the client's own switches, against the floor. Every row can be named with
+# --only; the run without it (about 24 minutes with the defaults: see
+# estimate_s) has every server switch on plaintext and pipelined, json and
+# stream-64k on `all` only, the floor's twins of 6.1, min-wait and
+# no-fixed-files, and the open model with and without the client's min-wait.
+URING_SERVER_WORKLOADS = ("plaintext", "json", "pipelined", "stream-64k")
+URING_WORKLOADS = URING_SERVER_WORKLOADS + ("pipelined-open",)
+URING_DEFAULT_WORKLOADS = ("plaintext", "pipelined")
+
+
+def uring_variant(name, value, **kw):
+    """A server variant of the uring axis: `--uring value` on ringhttp and on the floor."""
+    kw.setdefault("default_workloads", URING_DEFAULT_WORKLOADS)
+    return Variant(name, extra_args=("--uring", value), servers=("ringhttp", "floor-uring"),
+                   workloads=URING_SERVER_WORKLOADS, **kw)
+
+
+def uring_client_variant(name, value, **kw):
+    """The client with `--uring value` against the floor (the server that
+    costs least, so the client's own figure moves most), pipelined, where
+    the client's batching shows: its CPU per request against the base's."""
+    return Variant(f"client-{name}", client_args=("--uring", value), servers=("floor-uring",),
+                   workloads=("pipelined",), **kw)
+
+
+URING_VARIANTS = [
+    Variant("all", workloads=URING_SERVER_WORKLOADS, default_workloads=URING_SERVER_WORKLOADS),
+    uring_variant("6.6", "6.6", floor_default=False),
+    uring_variant("6.1", "6.1"),
+    uring_variant("6.0", "6.0", floor_default=False),
+    uring_variant("5.19", "5.19"),
+    uring_variant("5.10", "5.10"),
+    # The floor's SQ poller is pinned where the floor is, and spins there.
+    uring_variant("sqpoll", "all,sqpoll", expect_uring="sqpoll", floor_default=False),
+    uring_variant("min-wait", "all,min-wait", expect_uring="min-wait"),
+    uring_variant("no-fixed-files", "all,no-fixed-files", expect_uring="!fixed-files"),
+    uring_client_variant("6.1", "6.1", default_workloads=()),
+    uring_client_variant("no-fixed-files", "all,no-fixed-files", expect_client_uring="!fixed-files",
+                         default_workloads=()),
+    # The open model's client at OPEN_RATE with min-wait, beside the plain
+    # one (floor-uring/pipelined-open, a control of this axis), and the
+    # same client closed: the open/closed ratio with and without it.
+    dataclasses.replace(uring_client_variant("min-wait", "all,min-wait", expect_client_uring="min-wait"),
+                        workloads=("pipelined", "pipelined-open")),
+]
+# Names another branch adds to the grammar (6.10: receive bundles, 6.12:
+# incremental buffer rings). Not run yet: an unknown --uring name makes the
+# server exit 2. Once core/uring/features.cpp knows a name, move its line
+# into URING_VARIANTS above (uring_axis_test.py checks every name run there
+# is in the grammar).
+URING_VARIANTS_PENDING = [
+    uring_variant("6.10", "6.10"),
+    uring_variant("6.12", "6.12"),
+    uring_variant("no-recv-bundle", "all,no-recv-bundle", expect_uring="!recv-bundle"),
+    uring_variant("no-incremental-buffers", "all,no-incremental-buffers", expect_uring="!incremental-buffers"),
+]
+
 AXES = {
     # axis: (workloads, variants; the default the others are divided by is the
     # one marked base, else the first)
-    "uring": (("plaintext", "pipelined"), [
-        Variant("all"),
-        Variant("6.6", extra_args=("--uring", "6.6")),
-        Variant("6.1", extra_args=("--uring", "6.1")),
-        Variant("6.0", extra_args=("--uring", "6.0")),
-        Variant("5.19", extra_args=("--uring", "5.19")),
-        Variant("5.10", extra_args=("--uring", "5.10")),
-        Variant("sqpoll", extra_args=("--uring", "all,sqpoll"), expect_uring="sqpoll"),
-        Variant("min-wait", extra_args=("--uring", "all,min-wait"), expect_uring="min-wait"),
-    ]),
+    "uring": (URING_WORKLOADS, URING_VARIANTS),
     "send": (("plaintext", "stream-64k"), [
         Variant("sendmsg", extra_args=("--send", "sendmsg"), expect_send="sendmsg"),
         Variant("writev", extra_args=("--send", "writev"), expect_send="writev"),
@@ -129,8 +186,12 @@ AXES = {
 # Other servers' rows an axis runs beside its variants, on the workloads
 # they serve: the floors show what each backend costs with no HTTP at all.
 AXIS_CONTROLS = {
+    "uring": ("floor-uring",),  # the floor as it starts, every feature on: the floor's `all`
     "backend": ("floor-uring", "floor-epoll"),
 }
+# The axes whose server variants also get the memory row (idle connections):
+# they change how the server holds memory. A client-only variant does not.
+MEMORY_AXES = ("alloc", "backend", "uring")
 
 
 def axis_base(axis):
@@ -154,7 +215,9 @@ def all_rows(custom):
 def axis_rows(axes):
     """Each axis's variants on its workloads, each workload's control rows
     (AXIS_CONTROLS) first; a control row is the plain row, divided by its
-    usual base, and is run once however many axes name it."""
+    usual base, and is run once however many axes name it. A variant runs
+    on the servers it names (Variant.servers), on the workloads it names of
+    its axis's, on a floor only where the floor takes its flags."""
     rows = []
     for axis in axes:
         workloads, variants = AXES[axis]
@@ -164,8 +227,34 @@ def axis_rows(axes):
                 if w in control.server.workloads and control not in rows:
                     rows.append(control)
             for v in variants:
-                rows.append(Row(BY_NAME["ringhttp"], WORKLOADS[w], variant=v, axis=axis, default=True))
+                if v.workloads and w not in v.workloads:
+                    continue
+                for name in v.servers:
+                    server = BY_NAME[name]
+                    if w not in server.workloads or not server.takes(v):
+                        continue
+                    default = ((v.default_workloads is None or w in v.default_workloads)
+                               and (server.kind != "control" or v.floor_default))
+                    rows.append(Row(server, WORKLOADS[w], variant=v, axis=axis, default=default))
     return rows
+
+
+def gets_memory_row(row):
+    """The memory row (idle connections) for a server instance of the default
+    rows and of the axes that change the server's memory (MEMORY_AXES), not
+    for a variant that only changes the client."""
+    return (row.server.memory_row and (not row.axis or row.axis in MEMORY_AXES)
+            and not (row.variant and row.variant.client_args))
+
+
+def estimate_s(rows, iterations, warmup, duration, cool_down, memory_row=True):
+    """About how long a run of these rows takes: each run's warm-up, window
+    and cool-down with its start and stop, each server instance's cold start,
+    and the memory row where it is measured (ESTIMATE_*: constants.py)."""
+    instances = {r.instance: r for r in rows}
+    memory = sum(1 for r in instances.values() if memory_row and gets_memory_row(r))
+    return (len(rows) * iterations * (warmup + duration + cool_down + ESTIMATE_RUN_OVERHEAD_S)
+            + len(instances) * ESTIMATE_INSTANCE_S + memory * ESTIMATE_MEMORY_ROW_S)
 
 
 def every_row(custom):

@@ -100,7 +100,20 @@ def run_client(ctx, row, running, window=None):
     if wanted and got != wanted and "failure" not in result:
         result["failure"] = (f"{row.instance}'s client is not the variant asked for: backend={wanted} asked for, "
                              f"its report says backend={got}")
+    wanted = row.variant and row.variant.expect_client_uring
+    got = (report.get("environment") or {}).get("uring", "?")
+    if wanted and uring_mismatch(wanted, got) and "failure" not in result:
+        result["failure"] = f"{row.instance}'s client is not the variant asked for: {uring_mismatch(wanted, got)}"
     return result
+
+
+def uring_mismatch(expect, listed):
+    """Why a uring= list (the features in use, comma-separated) is not what
+    a variant expects: `name` must be in it, `!name` must not; else None."""
+    names = listed.split(",")
+    if expect.startswith("!"):
+        return f"{expect[1:]} turned off, it runs uring={listed}" if expect[1:] in names else None
+    return None if expect in names else f"{expect} asked for, it runs uring={listed}"
 
 
 def client_connection_figures(report, over_tls, per_connection=True):
@@ -378,6 +391,8 @@ def confirm_variant(ctx, row, running, record):
     line says what the same binary says for those flags alone (on a kernel
     with every feature, `all` and `6.1` run the same features and print the
     same line: their arguments tell them apart)."""
+    if row.server.name == "floor-uring":
+        return confirm_floor_variant(row, running, record)
     if row.server.name != "ringhttp":
         return
     line = running.startup_line()
@@ -407,12 +422,34 @@ def confirm_variant(ctx, row, running, record):
             problems.append(f"asked for allocator {v.expect_allocator}, the server reports {got}")
         elif v.preload and not running.maps_mention(v.preload):
             problems.append(f"{v.preload} is not mapped into the server")
-    if v and v.expect_uring and v.expect_uring not in fields.get("uring", "").split(","):
-        problems.append(f"{v.expect_uring} asked for, the server runs uring={fields.get('uring', '?')}")
+    if v and v.expect_uring and uring_mismatch(v.expect_uring, fields.get("uring", "?")):
+        problems.append("the server: " + uring_mismatch(v.expect_uring, fields.get("uring", "?")))
     if v and v.expect_send and fields.get("send") != v.expect_send:
         problems.append(f"send={v.expect_send} asked for, the server reports send={fields.get('send', '?')}")
     if v and v.expect_backend and fields.get("backend") != v.expect_backend:
         problems.append(f"backend={v.expect_backend} asked for, the server reports "
                         f"backend={fields.get('backend', '?')}")
+    if problems:
+        record["failure"] = f"{row.instance} is not the variant asked for: " + "; ".join(problems)
+
+
+def confirm_floor_variant(row, running, record):
+    """floor-uring on an axis's variant: the running process holds the
+    variant's --uring value, and the features its start-up line lists hold
+    what the variant expects (the floor has no reference start: ringhttp's
+    list names features the floor has no use for)."""
+    v = row.variant
+    if not v or not v.extra_args:
+        return
+    line = running.startup_line()
+    record["startup"] = line
+    problems = []
+    if not contains(running.cmdline(), list(v.extra_args)):
+        problems.append(f"the floor runs without {' '.join(v.extra_args)}")
+    listed = startup_fields(line).get("uring")
+    if listed is None:
+        problems.append(f"its start-up line names no uring= list: {line!r}")
+    elif v.expect_uring and uring_mismatch(v.expect_uring, listed):
+        problems.append("the floor: " + uring_mismatch(v.expect_uring, listed))
     if problems:
         record["failure"] = f"{row.instance} is not the variant asked for: " + "; ".join(problems)

@@ -26,6 +26,10 @@ class Server:
     def missing(self, ctx):
         return None
 
+    def takes(self, variant):
+        """Whether an axis's variant can run on this server (Floor: not every one)."""
+        return True
+
     def command(self, ctx, port, rundir, variant):
         """Returns (argv, extra environment)."""
         raise NotImplementedError
@@ -69,6 +73,13 @@ def first_line(argv):
     return text.splitlines()[0] if text else "unknown"
 
 
+# The --uring values floor-uring refuses with exit 2 (bench/floor/floor_uring.cpp):
+# the profiles and switches that turn off multishot accept, multishot receive
+# or buffer rings, which the floor is made of.
+FLOOR_URING_REFUSES = frozenset({"5.10", "5.19", "no-multishot", "no-multishot-accept", "no-multishot-recv",
+                                 "no-bufring"})
+
+
 class Floor(Server):
     kind = "control"
     workloads = ("plaintext", "pipelined", "pipelined-open")
@@ -76,6 +87,7 @@ class Floor(Server):
 
     def __init__(self, flavour):
         self.name = f"floor-{flavour}"
+        self.flavour = flavour
 
     def binary(self, ctx):
         return os.path.join(ctx.build, "bench", "floor", self.name)
@@ -83,8 +95,21 @@ class Floor(Server):
     def missing(self, ctx):
         return None if os.access(self.binary(ctx), os.X_OK) else f"{self.binary(ctx)} is not built"
 
+    def takes(self, variant):
+        """Whether this floor runs a variant: one that changes only the
+        client, or (floor-uring) one whose server flags are --uring values
+        the floor does not refuse."""
+        if variant.args or variant.preload or variant.glibc_build or variant.db_pool:
+            return False
+        flags = list(variant.extra_args)
+        if not flags:
+            return True
+        if self.flavour != "uring" or len(flags) != 2 or flags[0] != "--uring":
+            return False
+        return not set(flags[1].split(",")) & FLOOR_URING_REFUSES
+
     def command(self, ctx, port, rundir, variant):
-        return [self.binary(ctx), "--port", str(port)], {}
+        return [self.binary(ctx), "--port", str(port)] + list(variant.extra_args if variant else ()), {}
 
     def clean_exit(self, code):
         return code == 0

@@ -4,9 +4,10 @@ import dataclasses
 import statistics
 
 from .constants import (OPEN_CLIENT_CPU_RATIO, OPEN_RATE_TOLERANCE, TLS_CLIENT_CPU_RATIO,
-                        TLS_HANDSHAKE_SERVER_CPU_RATIO, TLS_SERVER_CPU_RATIO)
+                        TLS_HANDSHAKE_SERVER_CPU_RATIO, TLS_SERVER_CPU_RATIO, URING_FLOOR_PIPELINED_RATIO,
+                        URING_FLOOR_RATIO)
 from .workloads import LADDER, SEEDS_LADDER
-from .rows import axis_base
+from .rows import axis_base, axis_rows
 
 
 # Summaries, tables, chart.
@@ -55,6 +56,8 @@ CONNECTION_FIGURES = ("handshakes_per_s", "full_handshakes_per_s", "resumed_hand
 def ratio_base(row, summaries):
     """The row a row is divided by: the default variant on an axis, else the io_uring floor."""
     if row.axis:
+        if row.server.name != "ringhttp":
+            return f"{row.server.name}/{row.workload.name}"  # a floor's variant: the floor as it starts
         base_variant = axis_base(row.axis).name
         return f"ringhttp:{base_variant}/{row.workload.name}"
     if row.workload.ladder:
@@ -165,6 +168,9 @@ class Target:
     limit: float
     what: str          # the figure, as the line names it
     control: bool = False  # the reference is a control row: added to a run that has the target's row
+    # Rows the reference is the best of (the lowest median of the figure
+    # among those that ran; `reference` is then their name in the line).
+    candidates: tuple = ()
 
 
 # Issue 16's targets for ringhttp's database rows, judged within one run:
@@ -209,6 +215,40 @@ TLS_TARGETS = [
 TARGETS = DATABASE_TARGETS + OPEN_MODEL_TARGETS + TLS_TARGETS
 
 
+def floor_profiles(workload):
+    """The uring axis's floor-uring rows of a workload that differ in the
+    floor's own --uring profile or switches (not in the client's)."""
+    return tuple(r.id for r in axis_rows(["uring"]) if r.server.name == "floor-uring"
+                 and r.workload.name == workload and not (r.variant and r.variant.client_args))
+
+
+# Issue 29's targets for --compare uring, judged within one run: ringhttp
+# with every feature (the axis's `all`) against the floor's best profile
+# that ran, on server CPU per request; and the open model's client CPU
+# against the closed model's, with the client's min-wait and without.
+URING_TARGETS = [
+    Target("ringhttp:all/plaintext", "server_cpu_us", "the best floor-uring profile on plaintext", "at most",
+           URING_FLOOR_RATIO, "server CPU µs/req", candidates=floor_profiles("plaintext")),
+    Target("ringhttp:all/json", "server_cpu_us", "the best floor-uring profile on plaintext", "at most",
+           URING_FLOOR_RATIO, "server CPU µs/req", candidates=floor_profiles("plaintext")),
+    Target("ringhttp:all/pipelined", "server_cpu_us", "the best floor-uring profile on pipelined", "at most",
+           URING_FLOOR_PIPELINED_RATIO, "server CPU µs/req", candidates=floor_profiles("pipelined")),
+] + OPEN_MODEL_TARGETS + [
+    Target("floor-uring:client-min-wait/pipelined-open", "rps", "", "rate", OPEN_RATE_TOLERANCE, "req/s"),
+    Target("floor-uring:client-min-wait/pipelined-open", "client_cpu_us", "floor-uring/pipelined", "at most",
+           OPEN_CLIENT_CPU_RATIO, "client CPU µs/req"),
+]
+# The targets a --compare run judges, by axis.
+AXIS_TARGETS = {"uring": URING_TARGETS}
+
+
+def targets_for(axes):
+    """The targets a run judges: the default run's, or its axes' own."""
+    if not axes:
+        return TARGETS
+    return [t for axis in axes for t in AXIS_TARGETS.get(axis, [])]
+
+
 def target_controls(row_ids, targets=TARGETS):
     """The control rows the targets of these rows need and they lack."""
     return [t.reference for t in targets if t.control and t.row in row_ids and t.reference not in row_ids]
@@ -225,21 +265,26 @@ def judge_targets(summaries, targets=TARGETS):
         if s is None:
             continue
         goal = {"ratio": f"≥ {t.limit:.2f}× {t.reference}'s", "plus": f"≤ {t.reference}'s + {t.limit:.1f} µs",
-                "at most": f"≤ {t.limit:.2f}× {t.reference}'s",
+                "at most": f"≤ {t.limit:.2f}× {t.reference}" + ("" if t.candidates else "'s"),
                 "rate": f"within {t.limit:.0%} of the rate asked for"}[t.kind]
         label = f"{t.row} {t.what} {goal}"
         value = s[t.figure][0] if s.get(t.figure) else None
         if t.kind == "rate":
             # The reference is the row's own requested rate (every run asks the same).
             ref, ref_value = s, s.get("requested_rps")
+        elif t.candidates:
+            ref, ref_value = best_of(summaries, t.candidates, t.figure)
         else:
             ref = summaries.get(t.reference)
             ref_value = ref[t.figure][0] if ref and ref.get(t.figure) else None
-        j = {"row": t.row, "figure": t.figure, "reference": t.reference or "requested", "kind": t.kind,
+        j = {"row": t.row, "figure": t.figure, "reference": (ref["row"] if t.candidates and ref else
+                                                             t.reference or "requested"), "kind": t.kind,
              "limit": t.limit, "goal": goal, "measured": value, "reference_measured": ref_value, "ratio": None,
              "delta": None}
         if t.kind == "rate" and (value is None or not ref_value):
             j["verdict"], j["why"] = "not judged", f"row {t.row} has no {t.what} (its runs failed)"
+        elif ref is None and t.candidates:
+            j["verdict"], j["why"] = "not judged", f"no row of {', '.join(t.candidates)} has a {t.what}"
         elif ref is None:
             j["verdict"], j["why"] = "not judged", f"row {t.reference} did not run"
         elif value is None or ref_value is None:
@@ -252,7 +297,8 @@ def judge_targets(summaries, targets=TARGETS):
                 j["why"] = f"measured {value:,.0f}/s against {ref_value:,.0f}/s: {fmt(j['ratio'], '.2f')}×"
             elif t.kind == "at most":
                 met = ref_value > 0 and value / ref_value <= t.limit
-                j["why"] = f"measured {value:.3f} µs against {ref_value:.3f}: {fmt(j['ratio'], '.2f')}×"
+                j["why"] = (f"measured {value:.3f} µs against {ref_value:.3f}"
+                            + (f" ({ref['row']})" if t.candidates else "") + f": {fmt(j['ratio'], '.2f')}×")
             elif t.kind == "rate":
                 met = abs(value / ref_value - 1) <= t.limit
                 j["why"] = f"achieved {value:,.0f}/s of {ref_value:,.0f}/s asked: {value / ref_value - 1:+.2%}"
@@ -264,6 +310,53 @@ def judge_targets(summaries, targets=TARGETS):
                                                    else f": {j['why']}")
         out.append(j)
     return out
+
+
+def best_of(summaries, candidates, figure):
+    """The summary among the candidates' with the lowest median of the
+    figure (the best, for a cost per request), and that median; (None, None)
+    when none ran with one."""
+    ran = [(summaries[c][figure][0], c) for c in candidates if summaries.get(c) and summaries[c].get(figure)]
+    if not ran:
+        return None, None
+    value, rid = min(ran)
+    return summaries[rid], value
+
+
+def uring_comparison(rows, summaries):
+    """--compare uring: each switch on ringhttp against the same switch on
+    the floor (the floor as it starts for `all`), server CPU and system calls
+    per request; and the open model's client CPU against the closed model's,
+    with the client's min-wait and without."""
+    lines = []
+    for row in rows:
+        if row.axis != "uring" or row.server.name != "ringhttp":
+            continue
+        ours = summaries.get(row.id)
+        twin = (f"floor-uring:{row.variant.name}/{row.workload.name}" if row.variant.extra_args
+                else f"floor-uring/{row.workload.name}")
+        floor = summaries.get(twin)
+        if not ours or not floor or not ours["server_cpu_us"] or not floor["server_cpu_us"]:
+            continue
+        lines.append(f"{row.id} against {twin}: server CPU {with_range(ours['server_cpu_us'], '.3f')} µs/req "
+                     f"against {with_range(floor['server_cpu_us'], '.3f')} "
+                     f"({ours['server_cpu_us'][0] / floor['server_cpu_us'][0]:.3f}×); the server's system calls "
+                     f"{fmt(ours['server_syscalls_per_request'] and ours['server_syscalls_per_request'][0], '.3f')} "
+                     "per request (the floor does not count its own).")
+    ratios = []
+    for label, open_row, closed_row in (
+            ("plain client", "floor-uring/pipelined-open", "floor-uring/pipelined"),
+            ("client min-wait", "floor-uring:client-min-wait/pipelined-open", "floor-uring:client-min-wait/pipelined"),
+            ("client min-wait open, plain client closed", "floor-uring:client-min-wait/pipelined-open",
+             "floor-uring/pipelined")):
+        o, c = summaries.get(open_row), summaries.get(closed_row)
+        if o and c and o["client_cpu_us"] and c["client_cpu_us"]:
+            ratios.append(f"{label} {o['client_cpu_us'][0]:.3f} µs against {c['client_cpu_us'][0]:.3f} "
+                          f"({o['client_cpu_us'][0] / c['client_cpu_us'][0]:.2f}×)")
+    if ratios:
+        lines.append("The open model's client CPU per request against the closed model's (floor-uring, pipelined, "
+                     "medians): " + "; ".join(ratios) + ".")
+    return lines
 
 
 LADDER_HEADER = ["rung", "server CPU µs/req", "− json µs", "÷ json", "goal", "", "seeds' figure (M1, Node)"]

@@ -13,7 +13,10 @@
    those flags alone; no feature list is written down here. `all` and `6.1`
    print the same line on a kernel with every feature: their arguments tell
    them apart. The client's report must name the backend it ran on. The
-   backend axis also runs the floors' rows of its workloads, unchanged.
+   backend and uring axes also run the floors' rows of their workloads,
+   unchanged; the uring axis runs each switch the io_uring floor takes on
+   the floor too, which must run with the same flags and list its
+   features (uring=) in its start-up line.
    Every ringhttp row has the server's and the client's system calls per
    request, the server over epoll at least one, over io_uring fewer; the
    floors have the client's only (null, not 0, for the server).
@@ -53,6 +56,7 @@ VARIANTS = {
     "5.10": (DEFAULT_PLACEMENT, ["--uring", "5.10"]),
     "sqpoll": (DEFAULT_PLACEMENT, ["--uring", "all,sqpoll"]),
     "min-wait": (DEFAULT_PLACEMENT, ["--uring", "all,min-wait"]),
+    "no-fixed-files": (DEFAULT_PLACEMENT, ["--uring", "all,no-fixed-files"]),
     "sendmsg": (DEFAULT_PLACEMENT, ["--send", "sendmsg"]),
     "writev": (DEFAULT_PLACEMENT, ["--send", "writev"]),
     "zc": (DEFAULT_PLACEMENT, ["--send", "zc"]),
@@ -65,10 +69,13 @@ VARIANTS = {
 # The variants that change the client instead: its flags, and the backend
 # its report must name (every other variant's client: uring, its default).
 CLIENT_VARIANTS = {"client-epoll": (["--backend", "epoll"], "epoll")}
-CONTROLS = {"floor-uring/plaintext", "floor-epoll/plaintext"}  # the backend axis's rows beside its variants
+CONTROLS = {"floor-uring/plaintext", "floor-epoll/plaintext"}  # the backend and uring axes' rows beside their variants
+# The uring axis's server switches the io_uring floor runs too (it refuses
+# 5.19 and 5.10): on the floor, the same flags.
+FLOOR_VARIANTS = {"6.6", "6.1", "6.0", "sqpoll", "min-wait", "no-fixed-files"}
 COMPARED = ("shards", "cpus", "uring", "send", "allocator", "backend")
 LINE_WAIT_S = 30
-BENCH_WAIT_S = 240
+BENCH_WAIT_S = 480
 
 
 def own_line(server, cpus, flags):
@@ -99,19 +106,23 @@ def contains(seq, part):
 def listed_variants(build):
     r = subprocess.run([sys.executable, observe.BENCH, "--build", build, "--list", "--json", "--compare", AXES],
                        capture_output=True, text=True, timeout=60)
-    return [(row["id"], row["variant"]) for row in json.loads(r.stdout)["rows"] if row["workload"] == "plaintext"]
+    return [(row["id"], row["variant"], row["server"]) for row in json.loads(r.stdout)["rows"]
+            if row["workload"] == "plaintext"]
 
 
 def check_running_variants(build):
     failures = []
     server = os.path.join(build, "server", "server")
     rows = listed_variants(build)
-    unknown = sorted({v for _, v in rows if v is not None} - set(VARIANTS))
+    unknown = sorted({v for _, v, _ in rows if v is not None} - set(VARIANTS))
     if unknown:
         return [f"the harness has variants this test does not know: {unknown}: write down their flags"]
-    controls = {rid for rid, v in rows if v is None}
+    controls = {rid for rid, v, _ in rows if v is None}
     if controls != CONTROLS:
         failures.append(f"the axes' rows of other servers are {sorted(controls)}, not {sorted(CONTROLS)}")
+    floors = {v for _, v, server in rows if v is not None and server != "ringhttp"}
+    if floors != FLOOR_VARIANTS:
+        failures.append(f"the floor runs the variants {sorted(floors)}, not {sorted(FLOOR_VARIANTS)}")
     expected = {}
     for name, ((cpus, placement), switches) in VARIANTS.items():
         expected[name] = observe.fields(own_line(server, cpus, placement + switches))
@@ -153,13 +164,21 @@ def check_running_variants(build):
     if not report:
         return failures + [f"no results JSON:\n{out[-3000:]}"]
     ran = [s["row"] for s in report["summaries"]]
-    if ran != [rid for rid, _ in rows] or len(watched) != len(rows):
-        return failures + [f"{len(watched)} clients watched for the rows {ran}, expected {[r for r, _ in rows]}"]
+    if ran != [rid for rid, _, _ in rows] or len(watched) != len(rows):
+        return failures + [f"{len(watched)} clients watched for the rows {ran}, expected {[r for r, _, _ in rows]}"]
     summaries = {s["row"]: s for s in report["summaries"]}
-    for (rid, variant), (line, args, client_args) in zip(rows, watched):
-        failures += check_syscalls(rid, variant, summaries)
+    for (rid, variant, server), (line, args, client_args) in zip(rows, watched):
+        failures += check_syscalls(rid, variant, server, summaries)
         if variant is None:
-            continue  # a floor: no variant to confirm
+            continue  # a floor as it starts: no variant to confirm
+        if server != "ringhttp":
+            # A floor on a uring variant: its flags, and the start-up line's uring= list.
+            switches = VARIANTS[variant][1]
+            if not contains(args, switches):
+                failures.append(f"{rid}: the floor runs without {' '.join(switches)}: {args}")
+            if "uring" not in observe.fields(line):
+                failures.append(f"{rid}: the floor's start-up line names no uring= list: {line!r}")
+            continue
         client_switches, client_backend = CLIENT_VARIANTS.get(variant, ([], "uring"))
         if client_switches and not contains(client_args, client_switches):
             failures.append(f"{rid}: its client runs without {' '.join(client_switches)}: {client_args}")
@@ -181,7 +200,7 @@ def check_running_variants(build):
     return failures
 
 
-def check_syscalls(rid, variant, summaries):
+def check_syscalls(rid, variant, server_name, summaries):
     """Each side's system calls per request: both for ringhttp, the
     client's alone for a floor (the server's null, not 0); the server
     over epoll makes at least one a request, over io_uring fewer."""
@@ -190,7 +209,7 @@ def check_syscalls(rid, variant, summaries):
     failures = []
     if not (client and client[0] > 0):
         failures.append(f"{rid}: the client's system calls per request are {client}")
-    if variant is None:
+    if server_name != "ringhttp":
         if server is not None:
             failures.append(f"{rid}: a floor has server system calls per request {server}, not null")
     elif not (server and server[0] > 0):
