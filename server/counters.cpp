@@ -165,8 +165,9 @@ void render_metrics(std::span<const ShardCounters* const> shards, std::string& o
   w.sample("ringhttp_db_errors_total", "class", "query",
            sum(shards, [](const ShardCounters& c) -> const metrics::Counter& { return c.db.errors_query; }));
   w.family("ringhttp_syscalls_total", "counter",
-           "System calls the shards' backends made, by call: io_uring_enter on io_uring; epoll_wait, recv, send, "
-           "accept and the rest on epoll (--backend).");
+           "System calls the shards' backends made, by call: io_uring_enter on io_uring (and close, or with "
+           "fixed-files io_uring_register, per connection closed); epoll_wait, recv, send, accept and the rest on "
+           "epoll (--backend).");
   for (std::size_t i = 0; i < io::syscall_kinds; ++i) {
     std::uint64_t n = 0;
     for (const ShardCounters* shard : shards) {
