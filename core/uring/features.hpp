@@ -32,6 +32,14 @@ struct Features {
   // latency, so opt-in like sqpoll: no profile turns it on. Off with sqpoll
   // (the poller's ring is waited on differently).
   bool min_wait = false;
+  // IORING_RECVSEND_BUNDLE (6.10, IORING_FEAT_RECVSEND_BUNDLE): one receive
+  // completion may take several provided buffers at once (ReceiveBuffers
+  // hands them out one at a time). Needs bufring.
+  bool recv_bundle = false;
+  // IOU_PBUF_RING_INC (6.12): a provided buffer is consumed in part, each
+  // receive's bytes right after the last one's, so a small receive does not
+  // use up a whole buffer. Needs bufring.
+  bool incremental_buffers = false;
 
   // Features from 6.6 on that the user asked for by name (a switch, or a
   // profile other than `all`), as bits: when this kernel lacks one, stderr
