@@ -116,32 +116,58 @@ std::string test_name(const testing::TestParamInfo<Profile>& param_info) {
 
 // Each profile has what its kernel generation brought (5.19: coop taskrun,
 // multishot accept, buffer rings; 6.0: single issuer, multishot receive;
-// 6.1: defer taskrun; 6.6: no SQ array). sqpoll is off unless named; with
-// it the kernel takes neither taskrun mode.
+// 6.1: defer taskrun; 6.6: no SQ array; 6.10: receive bundles; 6.12:
+// incremental buffers). sqpoll is off unless named; with it the kernel
+// takes neither taskrun mode.
 INSTANTIATE_TEST_SUITE_P(
     Profiles, UringProfiles,
     testing::Values(
-        Profile{"all", {"single-issuer", "defer-taskrun", "multishot-accept", "multishot-recv", "bufring", "no-sqarray"}},
+        Profile{"all",
+                {"single-issuer", "defer-taskrun", "multishot-accept", "multishot-recv", "bufring", "no-sqarray",
+                 "recv-bundle", "incremental-buffers"}},
+        Profile{"6.12",
+                {"single-issuer", "defer-taskrun", "multishot-accept", "multishot-recv", "bufring", "no-sqarray",
+                 "recv-bundle", "incremental-buffers"}},
+        Profile{"6.10",
+                {"single-issuer", "defer-taskrun", "multishot-accept", "multishot-recv", "bufring", "no-sqarray",
+                 "recv-bundle"}},
         Profile{"6.6", {"single-issuer", "defer-taskrun", "multishot-accept", "multishot-recv", "bufring", "no-sqarray"}},
         Profile{"6.1", {"single-issuer", "defer-taskrun", "multishot-accept", "multishot-recv", "bufring"}},
+        Profile{"6.1,recv-bundle",
+                {"single-issuer", "defer-taskrun", "multishot-accept", "multishot-recv", "bufring", "recv-bundle"}},
+        Profile{"6.1,incremental-buffers",
+                {"single-issuer", "defer-taskrun", "multishot-accept", "multishot-recv", "bufring",
+                 "incremental-buffers"}},
+        Profile{"5.19,recv-bundle,incremental-buffers",
+                {"coop-taskrun", "multishot-accept", "bufring", "recv-bundle", "incremental-buffers"}},
+        Profile{"5.10,recv-bundle", {"basic"}},
+        Profile{"no-recv-bundle,no-incremental-buffers",
+                {"single-issuer", "defer-taskrun", "multishot-accept", "multishot-recv", "bufring", "no-sqarray"}},
         Profile{"6.0", {"single-issuer", "coop-taskrun", "multishot-accept", "multishot-recv", "bufring"}},
         Profile{"5.19", {"coop-taskrun", "multishot-accept", "bufring"}},
         Profile{"5.10", {"basic"}},
         Profile{"5.10,no-sqarray", {"no-sqarray"}},
-        Profile{"sqarray", {"single-issuer", "defer-taskrun", "multishot-accept", "multishot-recv", "bufring"}},
-        Profile{"no-multishot", {"single-issuer", "defer-taskrun", "bufring", "no-sqarray"}},
+        Profile{"sqarray",
+                {"single-issuer", "defer-taskrun", "multishot-accept", "multishot-recv", "bufring", "recv-bundle",
+                 "incremental-buffers"}},
+        Profile{"no-multishot",
+                {"single-issuer", "defer-taskrun", "bufring", "no-sqarray", "recv-bundle", "incremental-buffers"}},
         Profile{"no-bufring", {"single-issuer", "defer-taskrun", "multishot-accept", "no-sqarray"}},
         Profile{"no-defer-taskrun,no-single-issuer",
-                {"coop-taskrun", "multishot-accept", "multishot-recv", "bufring", "no-sqarray"}},
-        Profile{"sqpoll", {"single-issuer", "multishot-accept", "multishot-recv", "bufring", "sqpoll", "no-sqarray"}},
+                {"coop-taskrun", "multishot-accept", "multishot-recv", "bufring", "no-sqarray", "recv-bundle",
+                 "incremental-buffers"}},
+        Profile{"sqpoll",
+                {"single-issuer", "multishot-accept", "multishot-recv", "bufring", "sqpoll", "no-sqarray",
+                 "recv-bundle", "incremental-buffers"}},
         Profile{"5.19,sqpoll", {"multishot-accept", "bufring", "sqpoll"}},
         Profile{"5.10,sqpoll", {"sqpoll"}},
         Profile{"min-wait",
                 {"single-issuer", "defer-taskrun", "multishot-accept", "multishot-recv", "bufring", "no-sqarray",
-                 "min-wait"}},
+                 "min-wait", "recv-bundle", "incremental-buffers"}},
         Profile{"6.1,min-wait,sqpoll", {"single-issuer", "multishot-accept", "multishot-recv", "bufring", "sqpoll"}},
         Profile{"all,sqpoll",
-                {"single-issuer", "multishot-accept", "multishot-recv", "bufring", "sqpoll", "no-sqarray"}}),
+                {"single-issuer", "multishot-accept", "multishot-recv", "bufring", "sqpoll", "no-sqarray",
+                 "recv-bundle", "incremental-buffers"}}),
     test_name);
 
 // The poller thread (the kernel's "iou-sqp-PID") shares its shard's CPU, so
