@@ -88,6 +88,8 @@ AXES = {
     # one marked base, else the first)
     "uring": (("plaintext", "pipelined"), [
         Variant("all"),
+        Variant("6.12", extra_args=("--uring", "6.12")),
+        Variant("6.10", extra_args=("--uring", "6.10")),
         Variant("6.6", extra_args=("--uring", "6.6")),
         Variant("6.1", extra_args=("--uring", "6.1")),
         Variant("6.0", extra_args=("--uring", "6.0")),
