@@ -187,7 +187,7 @@ void Worker<Backend>::dispatch(const uring::Completion& c) {
   // stale buffer still goes back so that the pool cannot leak.
   assert(found != nullptr && "a completion for an earlier socket of the slot");
   if (found == nullptr) {
-    if (t.op == Op::recv) engine_.backend().give_back_flags(c.flags);
+    if (t.op == Op::recv) engine_.drop_receive(c);
     return;
   }
   Connection& conn = *found;
@@ -423,12 +423,16 @@ void Worker<Backend>::on_recv(Connection& conn, const io::Completion& c) {
   const io::Received r = engine_.on_receive(conn, c);
   switch (r.kind) {
     case io::Received::Kind::data:
-      if (measuring_ && !stopping_) stats_.bytes_received += r.len;
-      if (connected(conn)) consume(conn, r.data, r.len);
-      // Nothing points into the buffer any more: the parser and OpenSSL
-      // copy what they keep (a record cut short), and so does the worker
-      // for ciphertext the session could not read yet. It goes back at once.
-      engine_.give_back(r.buffer_id);
+      if (measuring_ && !stopping_) stats_.bytes_received += std::uint32_t(r.res);
+      // A bundle's pieces (one buffer each) in order, as separate receives.
+      for (io::Received piece = r;;) {
+        if (connected(conn)) consume(conn, piece.data, piece.len);
+        // Nothing points into the buffer any more: the parser and OpenSSL
+        // copy what they keep (a record cut short), and so does the worker
+        // for ciphertext the session could not read yet. It goes back at once.
+        engine_.give_back(piece.buffer_id);
+        if (!engine_.next_piece(piece)) break;
+      }
       // A single-shot receive (a fallback) is re-armed after each delivery.
       if (connected(conn) && !conn.recv_armed) arm_recv(conn);
       break;

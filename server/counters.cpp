@@ -85,6 +85,9 @@ void render_metrics(std::span<const ShardCounters* const> shards, std::string& o
           [](const ShardCounters& c) -> const metrics::Counter& { return c.connections_reclaimed; });
   counter("ringhttp_recv_no_buffers_total", "Receives that found the provided-buffer ring empty (-ENOBUFS).",
           [](const ShardCounters& c) -> const metrics::Counter& { return c.recv_no_buffers; });
+  counter("ringhttp_recv_bundles_total",
+          "Receive completions that took more than one provided buffer at once (--uring recv-bundle).",
+          [](const ShardCounters& c) -> const metrics::Counter& { return c.recv_bundles; });
   counter("ringhttp_input_overflow_total", "Connections closed because input kept arriving while reading was paused.",
           [](const ShardCounters& c) -> const metrics::Counter& { return c.input_overflow; });
   w.family("ringhttp_input_buffers_held", "gauge",

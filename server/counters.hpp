@@ -83,6 +83,7 @@ struct ShardCounters {
   Counter accept_errors_table_full;
   Counter accept_errors_other;
   Counter recv_no_buffers;
+  Counter recv_bundles;  // receive completions that took more than one provided buffer (recv-bundle)
   Counter input_overflow;
   metrics::Gauge input_buffers_held;  // provided receive buffers held by paused connections now
   metrics::Gauge spill_blocks_used;   // spill blocks holding paused connections' input now

@@ -176,6 +176,7 @@ class Shard final : public ShardBase, private db::Driver, private db::Sink {
   bool wants_receive(const Connection& conn) const;
   void arm_recv(Connection& conn);
   void on_recv(Connection& conn, const io::Completion& c);
+  void on_received_piece(Connection& conn, InputChunk chunk);
   void consume(Connection& conn, InputChunk chunk);
   struct Parsed {
     bool paused = false;

@@ -194,7 +194,7 @@ void Shard<Backend>::dispatch(const uring::Completion& c) {
     // Cannot happen while slots are freed only at zero in-flight operations;
     // counted so a test can prove it stays zero, and a buffer is not leaked.
     counters_.stale_completions.add();
-    if (t.op == Op::recv) io().give_back_flags(c.flags);
+    if (t.op == Op::recv) engine_.drop_receive(c);
     return;
   }
   Connection& conn = *found;

@@ -110,19 +110,16 @@ template <typename Backend>
 void Shard<Backend>::on_recv(Connection& conn, const io::Completion& c) {
   const io::Received r = engine_.on_receive(conn, c);
   if (r.kind == io::Received::Kind::data) {
-    counters_.bytes_received.add(r.len);
-    const InputChunk chunk{r.data, r.len, r.buffer_id};
-    // Bytes alone are not activity: between requests only empty lines can
-    // arrive without starting one, and a client trickling those must still
-    // idle out. A request's start has its own deadline (header, then body);
-    // a finished request or a send's progress counts as activity.
-    if (conn.state != ConnState::open) {
-      release_chunk(chunk);  // draining, lingering or closing: input is discarded
-    } else if (conn.input_paused) {
-      hold(conn, chunk, false);
-    } else {
-      consume(conn, chunk);
-    }
+    counters_.bytes_received.add(std::uint32_t(r.res));
+    // A bundle's pieces, one buffer each, are taken in order as separate
+    // receives would be: a piece may pause input, and the next is held.
+    io::Received piece = r;
+    std::uint32_t pieces = 0;
+    do {
+      on_received_piece(conn, InputChunk{piece.data, piece.len, piece.buffer_id});
+      ++pieces;
+    } while (engine_.next_piece(piece));
+    if (pieces > 1) counters_.recv_bundles.add();
   } else if (r.kind == io::Received::Kind::eof) {
     // The peer finished sending. Answer what is queued, then close; what
     // it sent before its FIN and is held while input is paused is parsed
@@ -155,6 +152,21 @@ void Shard<Backend>::on_recv(Connection& conn, const io::Completion& c) {
   const bool ended_normally = r.kind == io::Received::Kind::data || r.kind == io::Received::Kind::cancelled;
   if (ended_normally && !conn.rearm_recv && wants_receive(conn)) arm_recv(conn);
   maybe_release(conn);
+}
+
+// Bytes alone are not activity: between requests only empty lines can
+// arrive without starting one, and a client trickling those must still
+// idle out. A request's start has its own deadline (header, then body); a
+// finished request or a send's progress counts as activity.
+template <typename Backend>
+void Shard<Backend>::on_received_piece(Connection& conn, InputChunk chunk) {
+  if (conn.state != ConnState::open) {
+    release_chunk(chunk);  // draining, lingering, closing or released: input is discarded
+  } else if (conn.input_paused) {
+    hold(conn, chunk, false);
+  } else {
+    consume(conn, chunk);
+  }
 }
 
 template <typename Backend>

@@ -8,14 +8,14 @@
 // --uring takes the server's values (core/uring/features.hpp), so that a
 // variation is named the same way on both; the ring's set-up follows them
 // (single issuer, defer or coop taskrun, sqpoll, no-sqarray) and so does
-// its wait (min-wait). Multishot
-// accept and receive into a buffer ring are what this responder is made of:
-// a value that turns them off is refused.
+// its wait (min-wait), and so do its receive buffers (recv-bundle,
+// incremental-buffers: core/uring/receive_buffers.hpp, the server's own).
+// Multishot accept and receive into a buffer ring are what this responder
+// is made of: a value that turns them off is refused.
 #include "floor_common.hpp"
 
 #include <liburing.h>
 #include <signal.h>
-#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <unistd.h>
@@ -25,6 +25,7 @@
 
 #include "core/uring/compat.hpp"
 #include "core/uring/features.hpp"
+#include "core/uring/receive_buffers.hpp"
 #include "core/uring/ring.hpp"
 
 namespace {
@@ -35,8 +36,7 @@ constexpr unsigned sq_entries = 1024;
 constexpr unsigned cq_entries = 8 * sq_entries;
 constexpr unsigned cqes_per_reap_max = 256;
 constexpr unsigned recv_buffers = 1024;        // a power of two (buffer ring rule)
-constexpr std::size_t recv_buffer_bytes = 2048;  // a pipelined batch of 16 wrk requests is ~800 bytes
-constexpr std::uint16_t recv_buffer_group = 0;
+constexpr std::uint32_t recv_buffer_bytes = 2048;  // a pipelined batch of 16 wrk requests is ~800 bytes
 constexpr std::uint32_t connections_max = 4096;
 constexpr std::uint32_t refused_room = 256;  // fixed-files: accepted past connections_max, refused at once
 static_assert((recv_buffers & (recv_buffers - 1)) == 0);
@@ -81,8 +81,9 @@ struct Server {
     bool stop = false;
     bool min_wait = false;  // --uring min-wait: wait for a batch (core/uring/ring.hpp)
     bool fixed_files = false;  // --uring fixed-files: connections are direct descriptors
-    io_uring_buf_ring* buf_ring = nullptr;
-    char* buffers = nullptr;
+    // The server's receive buffers: a provided-buffer ring, its bundles
+    // and incremental buffers handed out as pieces of one buffer each.
+    ringhttp::uring::ReceiveBuffers buffers;
     signalfd_siginfo siginfo{};
     std::vector<Conn> conns = std::vector<Conn>(connections_max);
     std::vector<std::uint32_t> free_slots;
@@ -143,35 +144,12 @@ struct Server {
         io_uring_register_files_update(&ring, static_cast<unsigned>(fd), &none, 1);
     }
 
-    // liburing 2.3 has no io_uring_setup_buf_ring, so the ring memory is ours.
-    void init_buffers() {
-        const std::size_t ring_bytes = recv_buffers * sizeof(io_uring_buf);
-        void* mem = mmap(nullptr, ring_bytes, PROT_READ | PROT_WRITE, MAP_ANONYMOUS | MAP_PRIVATE, -1, 0);
-        if (mem == MAP_FAILED) die("mmap buffer ring");
-        buf_ring = static_cast<io_uring_buf_ring*>(mem);
-        io_uring_buf_ring_init(buf_ring);
-        io_uring_buf_reg reg{};
-        reg.ring_addr = reinterpret_cast<std::uint64_t>(mem);
-        reg.ring_entries = recv_buffers;
-        reg.bgid = recv_buffer_group;
-        const int r = io_uring_register_buf_ring(&ring, &reg, 0);
-        if (r != 0) {
-            errno = -r;
-            die("io_uring_register_buf_ring");
+    void init_buffers(const ringhttp::uring::Features& features) {
+        const std::string error = buffers.init(&ring, features, recv_buffers, recv_buffer_bytes, connections_max);
+        if (!error.empty()) {
+            std::fprintf(stderr, "floor-uring: %s\n", error.c_str());
+            std::exit(1);
         }
-        buffers = static_cast<char*>(std::aligned_alloc(4096, recv_buffers * recv_buffer_bytes));
-        for (unsigned i = 0; i < recv_buffers; ++i) {
-            io_uring_buf_ring_add(buf_ring, buffers + i * recv_buffer_bytes, recv_buffer_bytes,
-                                  static_cast<unsigned short>(i), io_uring_buf_ring_mask(recv_buffers),
-                                  static_cast<int>(i));
-        }
-        io_uring_buf_ring_advance(buf_ring, static_cast<int>(recv_buffers));
-    }
-
-    void return_buffer(std::uint16_t bid) {
-        io_uring_buf_ring_add(buf_ring, buffers + std::size_t{bid} * recv_buffer_bytes, recv_buffer_bytes, bid,
-                              io_uring_buf_ring_mask(recv_buffers), 0);
-        io_uring_buf_ring_advance(buf_ring, 1);
     }
 
     void arm_accept() {
@@ -193,10 +171,8 @@ struct Server {
     void arm_recv(std::uint32_t slot) {
         Conn& c = conns[slot];
         io_uring_sqe* s = sqe();
-        io_uring_prep_recv_multishot(s, c.fd, nullptr, 0, 0);
+        buffers.prep_recv(s, c.fd, slot, true);
         on_socket(s);
-        s->flags |= IOSQE_BUFFER_SELECT;
-        s->buf_group = recv_buffer_group;
         io_uring_sqe_set_data64(s, pack(op_recv, slot, c.gen));
         c.recv_armed = true;
     }
@@ -269,11 +245,13 @@ struct Server {
                 std::fprintf(stderr, "floor-uring: bug: recv data without a buffer\n");
                 std::abort();
             }
-            const auto bid = static_cast<std::uint16_t>(cqe.flags >> IORING_CQE_BUFFER_SHIFT);
-            // Only the count of requests is kept, so the buffer goes back at once.
-            c.progress.pending += c.counter.feed(buffers + std::size_t{bid} * recv_buffer_bytes,
-                                                 static_cast<std::size_t>(cqe.res));
-            return_buffer(bid);
+            // Only the count of requests is kept, so each piece (a bundle's
+            // buffer, an incremental buffer's part) goes back at once.
+            auto piece = buffers.received(slot, cqe.flags, cqe.res);
+            do {
+                c.progress.pending += c.counter.feed(piece.data, piece.len);
+                buffers.give_back(piece.buffer_id);
+            } while (buffers.next(piece));
             if (!c.aborted && !c.send_in_flight && c.progress.pending > 0) start_send(slot);
         }
         if (c.recv_armed) return;
@@ -406,7 +384,7 @@ int main(int argc, char** argv) {
     server.init_ring(features);
     server.min_wait = features.min_wait;
     if (features.fixed_files) server.init_files();
-    server.init_buffers();
+    server.init_buffers(features);
     server.signal_fd = signalfd(-1, &mask, SFD_CLOEXEC);
     if (server.signal_fd < 0) die("signalfd");
     server.listen_fd = listen_loopback(port, "floor-uring", false, " uring=" + features.describe());

@@ -119,6 +119,9 @@ def uring_client_variant(name, value, **kw):
 
 URING_VARIANTS = [
     Variant("all", workloads=URING_SERVER_WORKLOADS, default_workloads=URING_SERVER_WORKLOADS),
+    # 6.12 is `all` on a 6.12 or later kernel: by name only.
+    uring_variant("6.12", "6.12", floor_default=False, default_workloads=()),
+    uring_variant("6.10", "6.10", floor_default=False),
     uring_variant("6.6", "6.6", floor_default=False),
     uring_variant("6.1", "6.1"),
     uring_variant("6.0", "6.0", floor_default=False),
@@ -128,6 +131,9 @@ URING_VARIANTS = [
     uring_variant("sqpoll", "all,sqpoll", expect_uring="sqpoll", floor_default=False),
     uring_variant("min-wait", "all,min-wait", expect_uring="min-wait"),
     uring_variant("no-fixed-files", "all,no-fixed-files", expect_uring="!fixed-files"),
+    uring_variant("no-recv-bundle", "all,no-recv-bundle", expect_uring="!recv-bundle", default_workloads=()),
+    uring_variant("no-incremental-buffers", "all,no-incremental-buffers", expect_uring="!incremental-buffers",
+                  default_workloads=()),
     uring_client_variant("6.1", "6.1", default_workloads=()),
     uring_client_variant("no-fixed-files", "all,no-fixed-files", expect_client_uring="!fixed-files",
                          default_workloads=()),
@@ -137,18 +143,6 @@ URING_VARIANTS = [
     dataclasses.replace(uring_client_variant("min-wait", "all,min-wait", expect_client_uring="min-wait"),
                         workloads=("pipelined", "pipelined-open")),
 ]
-# Names another branch adds to the grammar (6.10: receive bundles, 6.12:
-# incremental buffer rings). Not run yet: an unknown --uring name makes the
-# server exit 2. Once core/uring/features.cpp knows a name, move its line
-# into URING_VARIANTS above (uring_axis_test.py checks every name run there
-# is in the grammar).
-URING_VARIANTS_PENDING = [
-    uring_variant("6.10", "6.10"),
-    uring_variant("6.12", "6.12"),
-    uring_variant("no-recv-bundle", "all,no-recv-bundle", expect_uring="!recv-bundle"),
-    uring_variant("no-incremental-buffers", "all,no-incremental-buffers", expect_uring="!incremental-buffers"),
-]
-
 AXES = {
     # axis: (workloads, variants; the default the others are divided by is the
     # one marked base, else the first)

@@ -77,7 +77,7 @@ static_assert(sizeof(Link) <= 48, "every connection of every shard carries a Lin
 // A receive's completion, as the owner acts on it.
 struct Received {
   enum class Kind : std::uint8_t {
-    data,           // `len` bytes at `data`, in `buffer_id` (give_back when done)
+    data,           // `len` bytes at `data`, in `buffer_id` (give_back when done); more may follow (next_piece)
     eof,            // the peer finished sending
     rearm,          // nothing lost (-ENOBUFS, a retryable error): re-armed after the batch
     rearm_on_tick,  // -ENOBUFS too often in a row: re-armed on the owner's tick
@@ -195,10 +195,17 @@ class Engine {
     r.res = c.res;
     if (c.res > 0) {
       s.enobufs_in_a_row = 0;
-      const auto received = io_.received(s.slot, c.flags);
-      r.data = received.data;
-      r.len = std::uint32_t(c.res);
-      r.buffer_id = received.buffer_id;
+      if constexpr (Backend::kind == BackendKind::uring) {
+        const auto piece = io_.received(s.slot, c.flags, c.res);
+        r.data = piece.data;
+        r.len = piece.len;
+        r.buffer_id = piece.buffer_id;
+      } else {
+        const auto received = io_.received(s.slot, c.flags);
+        r.data = received.data;
+        r.len = std::uint32_t(c.res);
+        r.buffer_id = received.buffer_id;
+      }
       return r;
     }
     if (c.res == 0) {
@@ -218,8 +225,37 @@ class Engine {
     return r;
   }
 
+  // The next piece of the data that on_receive returned the first piece
+  // of: a bundle's next buffer (io_uring's recv-bundle), each with its own
+  // buffer_id and len. False once every piece has been handed out. The
+  // owner takes every piece, as it would separate receives, before the
+  // next completion.
+  bool next_piece(Received& r) {
+    if constexpr (Backend::kind == BackendKind::uring) {
+      typename Backend::Received piece{};
+      if (!io_.next_received(piece)) return false;
+      assert(r.kind == Received::Kind::data);
+      r.data = piece.data;
+      r.len = piece.len;
+      r.buffer_id = piece.buffer_id;
+      return true;
+    } else {
+      return false;
+    }
+  }
+
   // A receive buffer the owner is done with (Received::buffer_id).
   void give_back(std::int32_t buffer_id) { io_.give_back(buffer_id); }
+
+  // A receive completion no owner handles (its slot is gone): every buffer
+  // it took goes back.
+  void drop_receive(const Completion& c) {
+    if constexpr (Backend::kind == BackendKind::uring) {
+      io_.give_back_flags(c.flags, c.res);
+    } else {
+      io_.give_back_flags(c.flags);
+    }
+  }
 
   // Cancels a multishot receive (the owner pauses its input); a
   // single-shot one is simply not re-armed. The receive still completes

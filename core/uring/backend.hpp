@@ -22,6 +22,7 @@ namespace ringhttp::uring {
 class Backend {
  public:
   static constexpr io::BackendKind kind = io::BackendKind::uring;
+  using Received = ReceiveBuffers::Received;
 
   struct Config {
     std::uint32_t entries = 0;  // submission queue entries
@@ -84,11 +85,14 @@ class Backend {
   void receive_into(int fd, char* data, std::size_t len, std::uint64_t tag);
   std::uint64_t sq_full_flushes() const { return ring_.submit_full_flushes(); }
 
-  ReceiveBuffers::Received received(std::uint32_t slot, std::uint32_t flags) {
-    return buffers_.received(slot, flags);
+  // A receive completion's pieces, one buffer each (ReceiveBuffers): the
+  // first, then the others of a bundle.
+  Received received(std::uint32_t slot, std::uint32_t flags, std::int32_t res) {
+    return buffers_.received(slot, flags, res);
   }
+  bool next_received(Received& out) { return buffers_.next(out); }
   void give_back(std::int32_t buffer_id) { buffers_.give_back(buffer_id); }
-  void give_back_flags(std::uint32_t flags) { buffers_.give_back_flags(flags); }
+  void give_back_flags(std::uint32_t flags, std::int32_t res) { buffers_.give_back_flags(flags, res); }
 
   std::uint32_t submit_and_reap(std::span<io::Completion> out);
   std::uint32_t submit_and_reap(std::span<io::Completion> out, __kernel_timespec timeout);

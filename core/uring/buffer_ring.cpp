@@ -5,6 +5,8 @@
 #include <cassert>
 #include <cerrno>
 
+#include "core/uring/compat.hpp"
+
 namespace ringhttp::uring {
 
 BufferRing::~BufferRing() {
@@ -15,7 +17,8 @@ BufferRing::~BufferRing() {
   if (storage_ != nullptr) ::munmap(storage_, storage_bytes_);
 }
 
-int BufferRing::init(io_uring* ring, std::uint16_t group, std::uint32_t count, std::uint32_t buffer_bytes) {
+int BufferRing::init(io_uring* ring, std::uint16_t group, std::uint32_t count, std::uint32_t buffer_bytes,
+                     bool incremental) {
   assert(buf_ring_ == nullptr);
   assert(count > 0 && (count & (count - 1)) == 0);
   assert(count <= 32768);
@@ -38,6 +41,7 @@ int BufferRing::init(io_uring* ring, std::uint16_t group, std::uint32_t count, s
   reg.ring_addr = reinterpret_cast<std::uint64_t>(mem);
   reg.ring_entries = count;
   reg.bgid = group;
+  if (incremental) reg.pad = IOU_PBUF_RING_INC;  // `flags` in newer headers than liburing 2.3's
   const int rc = io_uring_register_buf_ring(ring, &reg, 0);
   if (rc != 0) {
     ::munmap(mem, ring_bytes_);
@@ -47,10 +51,9 @@ int BufferRing::init(io_uring* ring, std::uint16_t group, std::uint32_t count, s
   }
   buf_ring_ = static_cast<io_uring_buf_ring*>(mem);
   io_uring_buf_ring_init(buf_ring_);
-  const int mask = io_uring_buf_ring_mask(count);
-  for (std::uint32_t id = 0; id < count; ++id) {
-    io_uring_buf_ring_add(buf_ring_, data(std::uint16_t(id)), buffer_bytes, std::uint16_t(id), mask, int(id));
-  }
+  ids_.assign(count, 0);
+  positions_.assign(count, 0);
+  for (std::uint32_t id = 0; id < count; ++id) add(std::uint16_t(id), std::uint16_t(id));
   io_uring_buf_ring_advance(buf_ring_, int(count));
   return 0;
 }

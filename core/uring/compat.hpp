@@ -33,6 +33,25 @@
 // the batch asked for, then return with whatever has come (6.12).
 #define IORING_FEAT_MIN_TIMEOUT (1U << 15)
 #endif
+#ifndef IORING_RECVSEND_BUNDLE
+// sqe->ioprio flag of a receive with buffer select: one completion may take
+// several provided buffers, the consecutive ring entries from the one its
+// flags name (6.10).
+#define IORING_RECVSEND_BUNDLE (1U << 4)
+#endif
+#ifndef IORING_FEAT_RECVSEND_BUNDLE
+#define IORING_FEAT_RECVSEND_BUNDLE (1U << 14)  // params.features: bundles taken (6.10)
+#endif
+#ifndef IOU_PBUF_RING_INC
+// io_uring_buf_reg.flags (`pad` in liburing 2.3's header): the ring's
+// buffers are consumed in part, each receive right after the last (6.12).
+#define IOU_PBUF_RING_INC 2
+#endif
+#ifndef IORING_CQE_F_BUF_MORE
+// In a completion from an incremental ring: the kernel keeps the buffer and
+// puts the next bytes right after these (6.12).
+#define IORING_CQE_F_BUF_MORE (1U << 4)
+#endif
 // liburing's own mark (src/int_flags.h, not installed) that
 // io_uring_register_ring_fd succeeded, so enter_ring_fd is an index into
 // the registered rings (2.2 and later).

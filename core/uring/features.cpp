@@ -281,6 +281,106 @@ bool probe_fixed_files() {
   return ok;
 }
 
+// Gives a scratch buffer ring's registration and memory back.
+void release_bufring(ScratchRing& ring, ScratchBufRing& bufs, std::uint16_t group) {
+  if (bufs.ring == nullptr) return;
+  io_uring_unregister_buf_ring(ring.get(), group);
+  ::munmap(bufs.ring, bufs.bytes);
+  bufs.ring = nullptr;
+}
+
+// The kernel says it takes bundles (IORING_FEAT_RECVSEND_BUNDLE), and one
+// bundle receive on a socket pair, with two 64-byte buffers queued and 100
+// bytes waiting, takes both in one completion that names the first.
+bool probe_recv_bundle() {
+  ScratchRing ring(0);
+  if (!ring.ok() || (ring.get()->features & IORING_FEAT_RECVSEND_BUNDLE) == 0) return false;
+  ScratchBufRing bufs;
+  if (!probe_bufring(ring, bufs)) return false;
+  int pair[2];
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0) {
+    release_bufring(ring, bufs, 0);
+    return false;
+  }
+  static char storage[2][64];
+  for (unsigned i = 0; i < 2; ++i) {
+    io_uring_buf_ring_add(bufs.ring, storage[i], sizeof storage[i], static_cast<unsigned short>(i),
+                          io_uring_buf_ring_mask(2), static_cast<int>(i));
+  }
+  io_uring_buf_ring_advance(bufs.ring, 2);
+  constexpr unsigned sent = 100;
+  static_assert(sent > sizeof storage[0] && sent <= sizeof storage, "the bytes fill one buffer and spill into the next");
+  char bytes[sent];
+  std::memset(bytes, 'b', sizeof bytes);
+  bool ok = ::write(pair[1], bytes, sizeof bytes) == ssize_t(sizeof bytes);
+  if (ok) {
+    io_uring_sqe* sqe = io_uring_get_sqe(ring.get());
+    io_uring_prep_recv(sqe, pair[0], nullptr, 0, 0);
+    sqe->flags |= IOSQE_BUFFER_SELECT;
+    sqe->buf_group = 0;
+    sqe->ioprio |= IORING_RECVSEND_BUNDLE;
+    unsigned flags = 0;
+    const int res = ring.run_one(sqe, &flags);
+    ok = res == int(sent) && (flags & IORING_CQE_F_BUFFER) != 0 && (flags >> IORING_CQE_BUFFER_SHIFT) == 0;
+  }
+  ::close(pair[0]);
+  ::close(pair[1]);
+  release_bufring(ring, bufs, 0);
+  return ok;
+}
+
+// A buffer ring registered with IOU_PBUF_RING_INC, one 64-byte buffer in
+// it: two receives of a few bytes each land one after the other in that
+// buffer, both completions saying the kernel keeps it (IORING_CQE_F_BUF_MORE).
+bool probe_incremental_buffers() {
+  ScratchRing ring(0);
+  if (!ring.ok()) return false;
+  constexpr unsigned entries = 1;
+  const size_t ring_bytes = entries * sizeof(io_uring_buf);
+  void* mem = ::mmap(nullptr, ring_bytes, PROT_READ | PROT_WRITE, MAP_ANONYMOUS | MAP_PRIVATE, -1, 0);
+  if (mem == MAP_FAILED) return false;
+  ScratchBufRing bufs{static_cast<io_uring_buf_ring*>(mem), ring_bytes};
+  io_uring_buf_reg reg{};
+  reg.ring_addr = reinterpret_cast<std::uint64_t>(mem);
+  reg.ring_entries = entries;
+  reg.bgid = 0;
+  reg.pad = IOU_PBUF_RING_INC;  // `flags` in newer headers than liburing 2.3's
+  if (io_uring_register_buf_ring(ring.get(), &reg, 0) != 0) {
+    ::munmap(mem, ring_bytes);
+    return false;
+  }
+  io_uring_buf_ring_init(bufs.ring);
+  static char storage[64];
+  io_uring_buf_ring_add(bufs.ring, storage, sizeof storage, 0, io_uring_buf_ring_mask(entries), 0);
+  io_uring_buf_ring_advance(bufs.ring, 1);
+  int pair[2];
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0) {
+    release_bufring(ring, bufs, 0);
+    return false;
+  }
+  bool ok = true;
+  const char* const pieces[] = {"abc", "defg"};
+  std::size_t offset = 0;
+  for (const char* piece : pieces) {
+    const std::size_t len = std::strlen(piece);
+    ok = ok && ::write(pair[1], piece, len) == ssize_t(len);
+    if (!ok) break;
+    io_uring_sqe* sqe = io_uring_get_sqe(ring.get());
+    io_uring_prep_recv(sqe, pair[0], nullptr, 0, 0);
+    sqe->flags |= IOSQE_BUFFER_SELECT;
+    sqe->buf_group = 0;
+    unsigned flags = 0;
+    const int res = ring.run_one(sqe, &flags);
+    ok = res == int(len) && (flags & IORING_CQE_F_BUFFER) != 0 && (flags >> IORING_CQE_BUFFER_SHIFT) == 0 &&
+         (flags & IORING_CQE_F_BUF_MORE) != 0 && std::memcmp(storage + offset, piece, len) == 0;
+    offset += len;
+  }
+  ::close(pair[0]);
+  ::close(pair[1]);
+  release_bufring(ring, bufs, 0);
+  return ok;
+}
+
 }  // namespace
 
 ZeroCopySend probe_zero_copy_send() {
@@ -324,6 +424,8 @@ Features Features::intersect(const Features& other) const {
   out.sqpoll = sqpoll && other.sqpoll;
   out.no_sqarray = no_sqarray && other.no_sqarray;
   out.min_wait = min_wait && other.min_wait && !out.sqpoll;
+  out.recv_bundle = recv_bundle && other.recv_bundle && out.bufring;
+  out.incremental_buffers = incremental_buffers && other.incremental_buffers && out.bufring;
   out.asked = asked | other.asked;
   if (out.sqpoll) {
     // io_uring_setup refuses DEFER_TASKRUN, COOP_TASKRUN and TASKRUN_FLAG
@@ -353,6 +455,8 @@ std::string Features::describe() const {
   add(sqpoll, "sqpoll");
   add(no_sqarray, "no-sqarray");
   add(min_wait, "min-wait");
+  add(recv_bundle, "recv-bundle");
+  add(incremental_buffers, "incremental-buffers");
   if (out.empty()) out = "basic";
   return out;
 }
@@ -397,6 +501,8 @@ Features probe_kernel() {
   found.sqpoll = ScratchRing(IORING_SETUP_SQPOLL).ok();
   found.no_sqarray = probe_no_sqarray();
   found.min_wait = probe_min_wait();
+  found.recv_bundle = probe_recv_bundle();
+  found.incremental_buffers = probe_incremental_buffers();
   found.multishot_accept = probe_multishot_accept(plain);
   found.fixed_files = probe_fixed_files();
   ScratchBufRing bufs;
@@ -415,19 +521,29 @@ namespace {
 // what an older kernel would have cost. Each feature arrived in (see the
 // comments on Features): 5.19 COOP_TASKRUN, ACCEPT_MULTISHOT and provided-
 // buffer rings, direct descriptors allocated by the kernel; 6.0
-// RECV_MULTISHOT and SINGLE_ISSUER; 6.1 DEFER_TASKRUN; 6.6 NO_SQARRAY. None
-// turns sqpoll on.
+// RECV_MULTISHOT and SINGLE_ISSUER; 6.1 DEFER_TASKRUN; 6.6 NO_SQARRAY; 6.10
+// RECVSEND_BUNDLE; 6.12 IOU_PBUF_RING_INC. None turns sqpoll or min-wait on.
 bool apply_profile(std::string_view name, Features& wanted) {
   if (name == "all") {
     wanted = Features::all();
+  } else if (name == "6.12") {
+    wanted = Features::all();
+    wanted.asked = Features::asked_no_sqarray | Features::asked_recv_bundle | Features::asked_incremental_buffers;
+  } else if (name == "6.10") {
+    wanted = Features::all();
+    wanted.incremental_buffers = false;
+    wanted.asked = Features::asked_no_sqarray | Features::asked_recv_bundle;
   } else if (name == "6.6") {
     wanted = Features::all();
+    wanted.recv_bundle = wanted.incremental_buffers = false;
     wanted.asked = Features::asked_no_sqarray;
   } else if (name == "6.1") {
     wanted = Features::all();
+    wanted.recv_bundle = wanted.incremental_buffers = false;
     wanted.no_sqarray = false;
   } else if (name == "6.0") {
     wanted = Features::all();
+    wanted.recv_bundle = wanted.incremental_buffers = false;
     wanted.no_sqarray = false;
     wanted.defer_taskrun = false;
   } else if (name == "5.19") {
@@ -456,6 +572,18 @@ bool apply_switch(std::string_view name, Features& wanted) {
   } else if (name == "sqarray") {
     wanted.no_sqarray = false;
     wanted.asked &= ~Features::asked_no_sqarray;
+  } else if (name == "recv-bundle") {
+    wanted.recv_bundle = true;
+    wanted.asked |= Features::asked_recv_bundle;
+  } else if (name == "no-recv-bundle") {
+    wanted.recv_bundle = false;
+    wanted.asked &= ~Features::asked_recv_bundle;
+  } else if (name == "incremental-buffers") {
+    wanted.incremental_buffers = true;
+    wanted.asked |= Features::asked_incremental_buffers;
+  } else if (name == "no-incremental-buffers") {
+    wanted.incremental_buffers = false;
+    wanted.asked &= ~Features::asked_incremental_buffers;
   } else if (name == "no-defer-taskrun") {
     wanted.defer_taskrun = false;
   } else if (name == "no-coop-taskrun") {
@@ -477,6 +605,8 @@ bool apply_switch(std::string_view name, Features& wanted) {
   } else if (name == "no-bufring") {
     wanted.bufring = false;
     wanted.multishot_recv = false;
+    wanted.recv_bundle = false;
+    wanted.incremental_buffers = false;
   } else {
     return false;
   }
@@ -484,8 +614,9 @@ bool apply_switch(std::string_view name, Features& wanted) {
 }
 
 constexpr const char* names_help =
-    " (a profile first, optional: 5.10, 5.19, 6.0, 6.1, 6.6, all; then any of sqpoll, min-wait, no-sqarray, sqarray, "
-    "fixed-files, no-fixed-files, no-defer-taskrun, no-coop-taskrun, no-single-issuer, no-multishot, "
+    " (a profile first, optional: 5.10, 5.19, 6.0, 6.1, 6.6, 6.10, 6.12, all; then any of sqpoll, min-wait, "
+    "no-sqarray, sqarray, fixed-files, no-fixed-files, recv-bundle, no-recv-bundle, incremental-buffers, "
+    "no-incremental-buffers, no-defer-taskrun, no-coop-taskrun, no-single-issuer, no-multishot, "
     "no-multishot-accept, no-multishot-recv, no-bufring)";
 
 }  // namespace
@@ -526,6 +657,15 @@ std::string unavailable_note(const Features& wanted, const Features& kernel) {
   }
   if (wanted.min_wait && (wanted.asked & Features::asked_min_wait) != 0 && !kernel.min_wait) {
     add("--uring min-wait: this kernel has no IORING_FEAT_MIN_TIMEOUT (6.12); waiting for one completion");
+  }
+  if (wanted.recv_bundle && (wanted.asked & Features::asked_recv_bundle) != 0 && !kernel.recv_bundle) {
+    add("--uring recv-bundle: this kernel has no IORING_RECVSEND_BUNDLE (6.10) or no buffer ring; one buffer "
+        "per receive");
+  }
+  if (wanted.incremental_buffers && (wanted.asked & Features::asked_incremental_buffers) != 0 &&
+      !kernel.incremental_buffers) {
+    add("--uring incremental-buffers: this kernel has no IOU_PBUF_RING_INC (6.12) or no buffer ring; each "
+        "receive takes a whole buffer");
   }
   return note;
 }

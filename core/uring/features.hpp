@@ -40,21 +40,33 @@ struct Features {
   // latency, so opt-in like sqpoll: no profile turns it on. Off with sqpoll
   // (the poller's ring is waited on differently).
   bool min_wait = false;
+  // IORING_RECVSEND_BUNDLE (6.10, IORING_FEAT_RECVSEND_BUNDLE): one receive
+  // completion may take several provided buffers at once (ReceiveBuffers
+  // hands them out one at a time). Needs bufring.
+  bool recv_bundle = false;
+  // IOU_PBUF_RING_INC (6.12): a provided buffer is consumed in part, each
+  // receive's bytes right after the last one's, so a small receive does not
+  // use up a whole buffer. Needs bufring.
+  bool incremental_buffers = false;
 
   // Features from 6.6 on that the user asked for by name (a switch, or a
   // profile other than `all`), as bits: when this kernel lacks one, stderr
   // says so. `all` asks for nothing by name: it is whatever the kernel has.
   static constexpr std::uint32_t asked_no_sqarray = 1u << 0;
   static constexpr std::uint32_t asked_min_wait = 1u << 1;
+  static constexpr std::uint32_t asked_recv_bundle = 1u << 2;
+  static constexpr std::uint32_t asked_incremental_buffers = 1u << 3;
   std::uint32_t asked = 0;
 
-  // Everything but sqpoll, which must be asked for.
+  // Everything but sqpoll and min-wait, which must be asked for.
   static Features all() {
     Features f;
     f.single_issuer = f.defer_taskrun = f.coop_taskrun = true;
     f.multishot_accept = f.multishot_recv = f.bufring = true;
     f.fixed_files = true;
     f.no_sqarray = true;
+    f.recv_bundle = true;
+    f.incremental_buffers = true;
     return f;
   }
   Features intersect(const Features& other) const;
@@ -81,20 +93,22 @@ ZeroCopySend probe_zero_copy_send();
 Features probe_kernel();
 
 // Parses a --uring value: a comma-separated list whose optional first item
-// is a profile ("5.10", "5.19", "6.0", "6.1", "6.6", "all"; "all" when
-// there is none), followed by switches applied to that profile in order:
-// "no-FEATURE" turns a feature of 6.1 or before off (no-fixed-files...),
-// "fixed-files" turns that one on (on 5.10), "sqpoll" and
-// "no-sqarray" and "min-wait" turn theirs on, "sqarray" turns no-sqarray
-// off: "sqpoll", "all,min-wait",
+// is a profile ("5.10", "5.19", "6.0", "6.1", "6.6", "6.10", "6.12",
+// "all"; "all" when there is none), followed by switches applied to that
+// profile in order: "no-FEATURE" turns a feature of 6.1 or before off
+// (no-fixed-files...), "fixed-files" turns that one on (on 5.10),
+// "sqpoll", "no-sqarray", "min-wait", "recv-bundle" and
+// "incremental-buffers" turn theirs on, "sqarray", "no-recv-bundle" and
+// "no-incremental-buffers" turn theirs off: "sqpoll", "all,min-wait",
 // "all,sqpoll", "5.19,sqpoll", "no-bufring", "6.0,no-bufring,sqpoll",
-// "6.1,no-sqarray". Returns false and fills `error` on an unknown name, an
-// empty item, or a profile that is not first.
+// "6.1,no-sqarray", "6.1,recv-bundle", "all,no-incremental-buffers".
+// Returns false and fills `error` on an unknown name, an empty item, or a
+// profile that is not first.
 bool parse_switches(std::string_view text, Features& wanted, std::string& error);
 
 // One line for stderr when something asked for by name could not be had
-// here (sqpoll refused by the kernel or for this user, a 6.6 feature on an
-// older kernel), or empty. Features
+// here (sqpoll refused by the kernel or for this user, a 6.6 or later
+// feature on an older kernel), or empty. Features
 // that are on by default and missing are simply off, as the start-up line
 // shows; this is for what the user explicitly turned on.
 std::string unavailable_note(const Features& wanted, const Features& kernel);

@@ -18,10 +18,17 @@ std::string ReceiveBuffers::init(io_uring* ring, const Features& features, std::
   buffer_bytes_ = buffer_bytes;
   provided_ = features.bufring;
   multishot_ = features.bufring && features.multishot_recv;
+  bundle_ = features.bufring && features.recv_bundle;
+  incremental_ = features.bufring && features.incremental_buffers;
   if (provided_) {
-    if (const int rc = ring_.init(ring, 0, ring_buffers, buffer_bytes); rc < 0) {
+    // The same size and count with an incremental ring: each piece must
+    // still fit what the owners copy one buffer into (the server's spill
+    // blocks, the client's held ciphertext), and small receives now share a
+    // buffer instead of each taking one, which is the gain.
+    if (const int rc = ring_.init(ring, 0, ring_buffers, buffer_bytes, incremental_); rc < 0) {
       return std::string("provided buffer ring: ") + std::strerror(-rc);
     }
+    state_.assign(ring_buffers, BufferState{});
     return {};
   }
   own_bytes_ = std::size_t(slots) * buffer_bytes;
@@ -45,6 +52,10 @@ bool ReceiveBuffers::prep_recv(io_uring_sqe* sqe, int fd, std::uint32_t slot, bo
   }
   sqe->flags |= IOSQE_BUFFER_SELECT;
   sqe->buf_group = ring_.group();
+  // A single-shot receive is capped at one buffer's bytes (what the server
+  // takes while its input is paused): a bundle then spans two buffers at
+  // most, when an incremental ring's first one is part-filled.
+  if (bundle_) sqe->ioprio |= IORING_RECVSEND_BUNDLE;
   return use_multishot;
 }
 

@@ -49,6 +49,8 @@ AXES = "uring,send,shards,backend"
 DEFAULT_PLACEMENT = ("0", ["--shards", "1", "--cpus", "0"])
 VARIANTS = {
     "all": (DEFAULT_PLACEMENT, []),
+    "6.12": (DEFAULT_PLACEMENT, ["--uring", "6.12"]),
+    "6.10": (DEFAULT_PLACEMENT, ["--uring", "6.10"]),
     "6.6": (DEFAULT_PLACEMENT, ["--uring", "6.6"]),
     "6.1": (DEFAULT_PLACEMENT, ["--uring", "6.1"]),
     "6.0": (DEFAULT_PLACEMENT, ["--uring", "6.0"]),

@@ -63,8 +63,9 @@ const std::vector<std::string>& kernel_features() {
     ServerProcess batched({"--shards", "1", "--uring", "min-wait"});
     ServerProcess multishot_accept({"--shards", "1", "--uring", "no-fixed-files"});
     std::vector<std::string> out = features_in_use(everything.startup_line());
-    for (const auto& extra : {features_in_use(polled.startup_line()), features_in_use(cooperative.startup_line()),
-                              features_in_use(batched.startup_line()), features_in_use(multishot_accept.startup_line())}) {
+    for (const auto& extra :
+         {features_in_use(polled.startup_line()), features_in_use(cooperative.startup_line()),
+          features_in_use(batched.startup_line()), features_in_use(multishot_accept.startup_line())}) {
       for (const auto& feature : extra) {
         if (!uses(out, feature)) out.push_back(feature);
       }
@@ -118,38 +119,65 @@ std::string test_name(const testing::TestParamInfo<Profile>& param_info) {
 
 // Each profile has what its kernel generation brought (5.19: coop taskrun,
 // multishot accept, buffer rings, direct descriptors; 6.0: single issuer,
-// multishot receive; 6.1: defer taskrun; 6.6: no SQ array). sqpoll is off
-// unless named; with it the kernel takes neither taskrun mode. With direct
-// descriptors (fixed-files) the server accepts single-shot, each accept
-// with its peer's address, so multishot-accept is not listed then.
+// multishot receive; 6.1: defer taskrun; 6.6: no SQ array; 6.10: receive
+// bundles; 6.12: incremental buffers). sqpoll is off unless named; with it
+// the kernel takes neither taskrun mode. With direct descriptors
+// (fixed-files) the server accepts single-shot, each accept with its
+// peer's address, so multishot-accept is not listed then.
 INSTANTIATE_TEST_SUITE_P(
     Profiles, UringProfiles,
     testing::Values(
-        Profile{"all", {"single-issuer", "defer-taskrun", "multishot-recv", "bufring", "fixed-files", "no-sqarray"}},
+        Profile{"all",
+                {"single-issuer", "defer-taskrun", "multishot-recv", "bufring", "fixed-files", "no-sqarray",
+                 "recv-bundle", "incremental-buffers"}},
+        Profile{"6.12",
+                {"single-issuer", "defer-taskrun", "multishot-recv", "bufring", "fixed-files", "no-sqarray",
+                 "recv-bundle", "incremental-buffers"}},
+        Profile{"6.10",
+                {"single-issuer", "defer-taskrun", "multishot-recv", "bufring", "fixed-files", "no-sqarray",
+                 "recv-bundle"}},
         Profile{"6.6", {"single-issuer", "defer-taskrun", "multishot-recv", "bufring", "fixed-files", "no-sqarray"}},
         Profile{"6.1", {"single-issuer", "defer-taskrun", "multishot-recv", "bufring", "fixed-files"}},
+        Profile{"6.1,recv-bundle",
+                {"single-issuer", "defer-taskrun", "multishot-recv", "bufring", "fixed-files", "recv-bundle"}},
+        Profile{"6.1,incremental-buffers",
+                {"single-issuer", "defer-taskrun", "multishot-recv", "bufring", "fixed-files", "incremental-buffers"}},
+        Profile{"5.19,recv-bundle,incremental-buffers",
+                {"coop-taskrun", "bufring", "fixed-files", "recv-bundle", "incremental-buffers"}},
+        Profile{"5.10,recv-bundle", {"basic"}},
+        Profile{"no-recv-bundle,no-incremental-buffers",
+                {"single-issuer", "defer-taskrun", "multishot-recv", "bufring", "fixed-files", "no-sqarray"}},
         Profile{"6.0", {"single-issuer", "coop-taskrun", "multishot-recv", "bufring", "fixed-files"}},
         Profile{"5.19", {"coop-taskrun", "bufring", "fixed-files"}},
         Profile{"5.10", {"basic"}},
         Profile{"5.10,no-sqarray", {"no-sqarray"}},
         Profile{"5.10,fixed-files", {"fixed-files"}},
         Profile{"no-fixed-files",
-                {"single-issuer", "defer-taskrun", "multishot-accept", "multishot-recv", "bufring", "no-sqarray"}},
+                {"single-issuer", "defer-taskrun", "multishot-accept", "multishot-recv", "bufring", "no-sqarray",
+                 "recv-bundle", "incremental-buffers"}},
         Profile{"5.19,no-fixed-files", {"coop-taskrun", "multishot-accept", "bufring"}},
-        Profile{"sqarray", {"single-issuer", "defer-taskrun", "multishot-recv", "bufring", "fixed-files"}},
-        Profile{"no-multishot", {"single-issuer", "defer-taskrun", "bufring", "fixed-files", "no-sqarray"}},
+        Profile{"sqarray",
+                {"single-issuer", "defer-taskrun", "multishot-recv", "bufring", "fixed-files", "recv-bundle",
+                 "incremental-buffers"}},
+        Profile{"no-multishot",
+                {"single-issuer", "defer-taskrun", "bufring", "fixed-files", "no-sqarray", "recv-bundle",
+                 "incremental-buffers"}},
         Profile{"no-bufring", {"single-issuer", "defer-taskrun", "fixed-files", "no-sqarray"}},
         Profile{"no-defer-taskrun,no-single-issuer",
-                {"coop-taskrun", "multishot-recv", "bufring", "fixed-files", "no-sqarray"}},
-        Profile{"sqpoll", {"single-issuer", "multishot-recv", "bufring", "fixed-files", "sqpoll", "no-sqarray"}},
+                {"coop-taskrun", "multishot-recv", "bufring", "fixed-files", "no-sqarray", "recv-bundle",
+                 "incremental-buffers"}},
+        Profile{"sqpoll",
+                {"single-issuer", "multishot-recv", "bufring", "fixed-files", "sqpoll", "no-sqarray", "recv-bundle",
+                 "incremental-buffers"}},
         Profile{"5.19,sqpoll", {"bufring", "fixed-files", "sqpoll"}},
         Profile{"5.10,sqpoll", {"sqpoll"}},
         Profile{"min-wait",
                 {"single-issuer", "defer-taskrun", "multishot-recv", "bufring", "fixed-files", "no-sqarray",
-                 "min-wait"}},
+                 "min-wait", "recv-bundle", "incremental-buffers"}},
         Profile{"6.1,min-wait,sqpoll", {"single-issuer", "multishot-recv", "bufring", "fixed-files", "sqpoll"}},
         Profile{"all,sqpoll",
-                {"single-issuer", "multishot-recv", "bufring", "fixed-files", "sqpoll", "no-sqarray"}}),
+                {"single-issuer", "multishot-recv", "bufring", "fixed-files", "sqpoll", "no-sqarray", "recv-bundle",
+                 "incremental-buffers"}}),
     test_name);
 
 // The poller thread (the kernel's "iou-sqp-PID") shares its shard's CPU, so

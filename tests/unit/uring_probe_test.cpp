@@ -39,5 +39,15 @@ TEST(UringProbe, min_wait_is_found_exactly_on_kernels_from_6_12) {
   EXPECT_EQ(kernel.min_wait, kernel_at_least(6, 12));
 }
 
+TEST(UringProbe, recv_bundle_is_found_exactly_on_kernels_from_6_10) {
+  const Features kernel = probe_kernel();
+  EXPECT_EQ(kernel.recv_bundle, kernel_at_least(6, 10));
+}
+
+TEST(UringProbe, incremental_buffers_are_found_exactly_on_kernels_from_6_12) {
+  const Features kernel = probe_kernel();
+  EXPECT_EQ(kernel.incremental_buffers, kernel_at_least(6, 12));
+}
+
 }  // namespace
 }  // namespace ringhttp::uring

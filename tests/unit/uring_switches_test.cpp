@@ -2,7 +2,10 @@
 // first, then no-FEATURE switches and/or sqpoll, applied in order.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <iterator>
 #include <string>
+#include <vector>
 
 #include "core/uring/compat.hpp"
 #include "core/uring/features.hpp"
@@ -44,8 +47,14 @@ TEST(UringSwitches, an_empty_value_and_all_are_everything_but_sqpoll) {
 }
 
 TEST(UringSwitches, profiles_alone_keep_their_old_meaning) {
-  EXPECT_TRUE(same(parsed("6.6"), Features::all()));
-  Features six_one = Features::all();
+  EXPECT_TRUE(same(parsed("6.12"), Features::all()));
+  Features six_ten = Features::all();
+  six_ten.incremental_buffers = false;
+  EXPECT_TRUE(same(parsed("6.10"), six_ten));
+  Features six_six = six_ten;
+  six_six.recv_bundle = false;
+  EXPECT_TRUE(same(parsed("6.6"), six_six));
+  Features six_one = six_six;
   six_one.no_sqarray = false;
   EXPECT_TRUE(same(parsed("6.1"), six_one));
   Features six_zero = six_one;
@@ -58,7 +67,8 @@ TEST(UringSwitches, profiles_alone_keep_their_old_meaning) {
 // Each profile is exactly what its kernel generation had: 5.19 brought coop
 // taskrun, multishot accept, provided-buffer rings and direct descriptors;
 // 6.0 multishot receive and single issuer; 6.1 defer taskrun (which
-// replaces coop taskrun); 6.6 rings without an SQ array.
+// replaces coop taskrun); 6.6 rings without an SQ array; 6.10 receive
+// bundles; 6.12 incremental buffers.
 TEST(UringSwitches, each_profile_is_exactly_what_its_kernel_had) {
   EXPECT_EQ(parsed("5.10").describe(), "basic");
   EXPECT_EQ(parsed("5.19").describe(), "coop-taskrun,multishot-accept,bufring,fixed-files");
@@ -68,11 +78,55 @@ TEST(UringSwitches, each_profile_is_exactly_what_its_kernel_had) {
             "single-issuer,defer-taskrun,multishot-accept,multishot-recv,bufring,fixed-files");
   EXPECT_EQ(parsed("6.6").describe(),
             "single-issuer,defer-taskrun,multishot-accept,multishot-recv,bufring,fixed-files,no-sqarray");
-  EXPECT_EQ(parsed("all").describe(), parsed("6.6").describe());
+  EXPECT_EQ(parsed("6.10").describe(),
+            "single-issuer,defer-taskrun,multishot-accept,multishot-recv,bufring,fixed-files,no-sqarray,recv-bundle");
+  EXPECT_EQ(parsed("6.12").describe(),
+            "single-issuer,defer-taskrun,multishot-accept,multishot-recv,bufring,fixed-files,no-sqarray,recv-bundle,"
+            "incremental-buffers");
+  EXPECT_EQ(parsed("all").describe(), parsed("6.12").describe());
+}
+
+// Each profile turns on exactly the features of the one before it and its
+// own, in kernel order.
+TEST(UringSwitches, each_profile_adds_exactly_its_kernels_features) {
+  const auto names = [](const Features& f) {
+    std::vector<std::string> out;
+    const std::string text = f.describe();
+    for (std::size_t start = 0; start <= text.size();) {
+      std::size_t comma = text.find(',', start);
+      if (comma == std::string::npos) comma = text.size();
+      if (text.substr(start, comma - start) != "basic") out.push_back(text.substr(start, comma - start));
+      start = comma + 1;
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+  };
+  const auto added = [&](const char* older, const char* newer) {
+    const std::vector<std::string> before = names(parsed(older));
+    const std::vector<std::string> after = names(parsed(newer));
+    std::vector<std::string> gained;
+    std::vector<std::string> lost;
+    std::set_difference(after.begin(), after.end(), before.begin(), before.end(), std::back_inserter(gained));
+    std::set_difference(before.begin(), before.end(), after.begin(), after.end(), std::back_inserter(lost));
+    std::string out;
+    for (const std::string& name : gained) out += "+" + name + " ";
+    for (const std::string& name : lost) out += "-" + name + " ";
+    return out;
+  };
+  EXPECT_EQ(added("5.10", "5.19"), "+bufring +coop-taskrun +fixed-files +multishot-accept ");
+  EXPECT_EQ(added("5.19", "6.0"), "+multishot-recv +single-issuer ");
+  // DEFER_TASKRUN replaces COOP_TASKRUN where both are on.
+  EXPECT_EQ(added("6.0", "6.1"), "+defer-taskrun -coop-taskrun ");
+  EXPECT_EQ(added("6.1", "6.6"), "+no-sqarray ");
+  EXPECT_EQ(added("6.6", "6.10"), "+recv-bundle ");
+  EXPECT_EQ(added("6.10", "6.12"), "+incremental-buffers ");
+  EXPECT_EQ(added("6.12", "all"), "");
 }
 
 TEST(UringSwitches, no_profile_turns_sqpoll_on) {
-  for (const char* profile : {"all", "6.1", "6.0", "5.19", "5.10"}) EXPECT_FALSE(parsed(profile).sqpoll) << profile;
+  for (const char* profile : {"all", "6.12", "6.10", "6.6", "6.1", "6.0", "5.19", "5.10"}) {
+    EXPECT_FALSE(parsed(profile).sqpoll) << profile;
+  }
 }
 
 TEST(UringSwitches, switches_alone_apply_to_all) {
@@ -102,6 +156,8 @@ TEST(UringSwitches, a_profile_first_then_switches_and_sqpoll) {
   EXPECT_TRUE(same(parsed("5.10,sqpoll"), expected));
 
   expected = Features::all();
+  expected.recv_bundle = false;
+  expected.incremental_buffers = false;
   expected.no_sqarray = false;
   expected.defer_taskrun = false;
   expected.bufring = false;
@@ -139,7 +195,9 @@ TEST(UringSwitches, sqpoll_in_use_drops_the_taskrun_modes_the_kernel_refuses_wit
   EXPECT_FALSE(in_use.defer_taskrun);
   EXPECT_FALSE(in_use.coop_taskrun);
   EXPECT_TRUE(in_use.single_issuer);
-  EXPECT_EQ(in_use.describe(), "single-issuer,multishot-accept,multishot-recv,bufring,fixed-files,sqpoll,no-sqarray");
+  EXPECT_EQ(in_use.describe(),
+            "single-issuer,multishot-accept,multishot-recv,bufring,fixed-files,sqpoll,no-sqarray,recv-bundle,"
+            "incremental-buffers");
   EXPECT_EQ(setup_flags(in_use) & (IORING_SETUP_DEFER_TASKRUN | IORING_SETUP_COOP_TASKRUN), 0u);
   EXPECT_NE(setup_flags(in_use) & IORING_SETUP_SQPOLL, 0u);
   EXPECT_EQ(unavailable_note(parsed("sqpoll"), kernel), "");
@@ -154,8 +212,8 @@ TEST(UringSwitches, sqpoll_the_kernel_refuses_is_off_and_said_so) {
   EXPECT_EQ(unavailable_note(parsed("all"), kernel), "") << "nothing was asked for";
 }
 
-// no-sqarray (6.6): on in `all` and in the 6.6 profile, off in the older
-// ones, turned on by name on top of them and off by `sqarray`.
+// fixed-files (5.19): on in `all` and from the 5.19 profile on, switched
+// by name either way.
 TEST(UringSwitches, fixed_files_are_5_19s_and_switched_by_name) {
   EXPECT_TRUE(parsed("").fixed_files);
   EXPECT_TRUE(parsed("5.19").fixed_files);
@@ -169,6 +227,8 @@ TEST(UringSwitches, fixed_files_are_5_19s_and_switched_by_name) {
   EXPECT_FALSE(kernel.intersect(parsed("all")).fixed_files) << "off where the kernel lacks it";
 }
 
+// no-sqarray (6.6): on in `all` and in the 6.6 profile, off in the older
+// ones, turned on by name on top of them and off by `sqarray`.
 TEST(UringSwitches, no_sqarray_is_6_6s_and_switched_by_name) {
   EXPECT_TRUE(parsed("").no_sqarray);
   EXPECT_TRUE(parsed("6.6").no_sqarray);
@@ -193,7 +253,8 @@ TEST(UringSwitches, min_wait_is_on_only_by_name_and_not_with_sqpoll) {
   EXPECT_TRUE(kernel.intersect(parsed("min-wait")).min_wait);
   EXPECT_FALSE(kernel.intersect(parsed("min-wait,sqpoll")).min_wait);
   EXPECT_EQ(kernel.intersect(parsed("min-wait")).describe(),
-            "single-issuer,defer-taskrun,multishot-accept,multishot-recv,bufring,fixed-files,no-sqarray,min-wait");
+            "single-issuer,defer-taskrun,multishot-accept,multishot-recv,bufring,fixed-files,no-sqarray,min-wait,"
+            "recv-bundle,incremental-buffers");
   kernel.min_wait = false;
   EXPECT_NE(unavailable_note(parsed("min-wait"), kernel).find("MIN_TIMEOUT (6.12)"), std::string::npos);
   EXPECT_EQ(unavailable_note(parsed("all"), kernel), "");
@@ -210,6 +271,52 @@ TEST(UringSwitches, no_sqarray_the_kernel_lacks_is_off_and_said_so_when_asked_fo
   EXPECT_EQ(unavailable_note(parsed("all"), kernel), "");
   EXPECT_EQ(unavailable_note(parsed("6.6,sqarray"), kernel), "") << "turned off again";
   EXPECT_EQ(unavailable_note(parsed("6.6"), Features::all()), "") << "this kernel has it";
+}
+
+// recv-bundle (6.10) and incremental-buffers (6.12): on in `all` and from
+// their profiles on, off in the older ones, turned on by name on top of
+// them and off by no-NAME; both need a buffer ring.
+TEST(UringSwitches, recv_bundle_and_incremental_buffers_are_switched_by_name) {
+  for (const char* text : {"", "all", "6.12", "6.10"}) EXPECT_TRUE(parsed(text).recv_bundle) << text;
+  for (const char* text : {"6.6", "6.1", "6.0", "5.19", "5.10"}) EXPECT_FALSE(parsed(text).recv_bundle) << text;
+  for (const char* text : {"", "all", "6.12"}) EXPECT_TRUE(parsed(text).incremental_buffers) << text;
+  for (const char* text : {"6.10", "6.6", "6.1", "5.19", "5.10"}) {
+    EXPECT_FALSE(parsed(text).incremental_buffers) << text;
+  }
+  EXPECT_TRUE(parsed("6.1,recv-bundle").recv_bundle);
+  EXPECT_FALSE(parsed("6.1,recv-bundle").incremental_buffers);
+  EXPECT_TRUE(parsed("6.1,incremental-buffers").incremental_buffers);
+  EXPECT_FALSE(parsed("6.1,incremental-buffers").recv_bundle);
+  EXPECT_FALSE(parsed("no-recv-bundle").recv_bundle);
+  EXPECT_TRUE(parsed("no-recv-bundle").incremental_buffers);
+  EXPECT_FALSE(parsed("6.12,no-incremental-buffers").incremental_buffers);
+  EXPECT_TRUE(parsed("6.12,no-incremental-buffers").recv_bundle);
+  EXPECT_FALSE(parsed("no-bufring").recv_bundle);
+  EXPECT_FALSE(parsed("no-bufring").incremental_buffers);
+  const Features kernel = Features::all();
+  EXPECT_FALSE(kernel.intersect(parsed("5.10,recv-bundle")).recv_bundle) << "no buffer ring to take them from";
+  EXPECT_FALSE(kernel.intersect(parsed("5.10,incremental-buffers")).incremental_buffers);
+  EXPECT_TRUE(kernel.intersect(parsed("5.19,recv-bundle,incremental-buffers")).recv_bundle);
+  EXPECT_TRUE(kernel.intersect(parsed("5.19,recv-bundle,incremental-buffers")).incremental_buffers);
+}
+
+// A kernel before 6.10 or 6.12: asked for by name or by profile, the
+// absence is said; under `all` each is simply off.
+TEST(UringSwitches, recv_bundle_and_incremental_buffers_the_kernel_lacks_are_said_when_asked_for) {
+  Features kernel = Features::all();
+  kernel.recv_bundle = kernel.incremental_buffers = false;
+  EXPECT_FALSE(kernel.intersect(parsed("6.12")).recv_bundle);
+  EXPECT_FALSE(kernel.intersect(parsed("6.12")).incremental_buffers);
+  EXPECT_NE(unavailable_note(parsed("6.10"), kernel).find("RECVSEND_BUNDLE (6.10)"), std::string::npos);
+  EXPECT_EQ(unavailable_note(parsed("6.10"), kernel).find("PBUF_RING_INC"), std::string::npos);
+  EXPECT_NE(unavailable_note(parsed("6.12"), kernel).find("IOU_PBUF_RING_INC (6.12)"), std::string::npos);
+  EXPECT_NE(unavailable_note(parsed("6.1,recv-bundle"), kernel).find("recv-bundle"), std::string::npos);
+  EXPECT_NE(unavailable_note(parsed("6.1,incremental-buffers"), kernel).find("incremental-buffers"),
+            std::string::npos);
+  EXPECT_EQ(unavailable_note(parsed("all"), kernel), "");
+  EXPECT_EQ(unavailable_note(parsed("6.12,no-recv-bundle,no-incremental-buffers"), kernel), "") << "turned off again";
+  EXPECT_EQ(unavailable_note(parsed("6.1,recv-bundle,no-recv-bundle"), kernel), "") << "turned off again";
+  EXPECT_EQ(unavailable_note(parsed("6.12"), Features::all()), "") << "this kernel has them";
 }
 
 }  // namespace
