@@ -600,8 +600,10 @@ bool apply_switch(std::string_view name, Features& wanted) {
     wanted.multishot_recv = false;
   } else if (name == "fixed-files") {
     wanted.fixed_files = true;
+    wanted.asked |= Features::asked_fixed_files;
   } else if (name == "no-fixed-files") {
     wanted.fixed_files = false;
+    wanted.asked &= ~Features::asked_fixed_files;
   } else if (name == "no-bufring") {
     wanted.bufring = false;
     wanted.multishot_recv = false;
@@ -657,6 +659,10 @@ std::string unavailable_note(const Features& wanted, const Features& kernel) {
   }
   if (wanted.min_wait && (wanted.asked & Features::asked_min_wait) != 0 && !kernel.min_wait) {
     add("--uring min-wait: this kernel has no IORING_FEAT_MIN_TIMEOUT (6.12); waiting for one completion");
+  }
+  if (wanted.fixed_files && (wanted.asked & Features::asked_fixed_files) != 0 && !kernel.fixed_files) {
+    add("--uring fixed-files: this kernel has no direct descriptors the kernel allocates (5.19); connections "
+        "stay in the process's descriptor table");
   }
   if (wanted.recv_bundle && (wanted.asked & Features::asked_recv_bundle) != 0 && !kernel.recv_bundle) {
     add("--uring recv-bundle: this kernel has no IORING_RECVSEND_BUNDLE (6.10) or no buffer ring; one buffer "

@@ -49,13 +49,14 @@ struct Features {
   // use up a whole buffer. Needs bufring.
   bool incremental_buffers = false;
 
-  // Features from 6.6 on that the user asked for by name (a switch, or a
-  // profile other than `all`), as bits: when this kernel lacks one, stderr
-  // says so. `all` asks for nothing by name: it is whatever the kernel has.
+  // Features newer than 6.1, and fixed-files, that the user asked for by
+  // name (a switch, or a profile other than `all`), as bits: when this
+  // kernel lacks one, stderr says so. `all` asks for nothing by name: it is whatever the kernel has.
   static constexpr std::uint32_t asked_no_sqarray = 1u << 0;
   static constexpr std::uint32_t asked_min_wait = 1u << 1;
   static constexpr std::uint32_t asked_recv_bundle = 1u << 2;
   static constexpr std::uint32_t asked_incremental_buffers = 1u << 3;
+  static constexpr std::uint32_t asked_fixed_files = 1u << 4;
   std::uint32_t asked = 0;
 
   // Everything but sqpoll and min-wait, which must be asked for.

@@ -225,6 +225,10 @@ TEST(UringSwitches, fixed_files_are_5_19s_and_switched_by_name) {
   Features kernel = Features::all();
   kernel.fixed_files = false;
   EXPECT_FALSE(kernel.intersect(parsed("all")).fixed_files) << "off where the kernel lacks it";
+  EXPECT_EQ(unavailable_note(parsed("all"), kernel), "") << "on by default: simply off";
+  EXPECT_NE(unavailable_note(parsed("5.10,fixed-files"), kernel).find("fixed-files"), std::string::npos)
+      << "asked for by name: said";
+  EXPECT_EQ(unavailable_note(parsed("5.10,fixed-files,no-fixed-files"), kernel), "");
 }
 
 // no-sqarray (6.6): on in `all` and in the 6.6 profile, off in the older
