@@ -59,6 +59,8 @@ VARIANTS = {
     "sqpoll": (DEFAULT_PLACEMENT, ["--uring", "all,sqpoll"]),
     "min-wait": (DEFAULT_PLACEMENT, ["--uring", "all,min-wait"]),
     "no-fixed-files": (DEFAULT_PLACEMENT, ["--uring", "all,no-fixed-files"]),
+    "no-recv-bundle": (DEFAULT_PLACEMENT, ["--uring", "all,no-recv-bundle"]),
+    "no-incremental-buffers": (DEFAULT_PLACEMENT, ["--uring", "all,no-incremental-buffers"]),
     "sendmsg": (DEFAULT_PLACEMENT, ["--send", "sendmsg"]),
     "writev": (DEFAULT_PLACEMENT, ["--send", "writev"]),
     "zc": (DEFAULT_PLACEMENT, ["--send", "zc"]),
@@ -74,7 +76,8 @@ CLIENT_VARIANTS = {"client-epoll": (["--backend", "epoll"], "epoll")}
 CONTROLS = {"floor-uring/plaintext", "floor-epoll/plaintext"}  # the backend and uring axes' rows beside their variants
 # The uring axis's server switches the io_uring floor runs too (it refuses
 # 5.19 and 5.10): on the floor, the same flags.
-FLOOR_VARIANTS = {"6.6", "6.1", "6.0", "sqpoll", "min-wait", "no-fixed-files"}
+FLOOR_VARIANTS = {"6.12", "6.10", "6.6", "6.1", "6.0", "sqpoll", "min-wait", "no-fixed-files", "no-recv-bundle",
+                  "no-incremental-buffers"}
 COMPARED = ("shards", "cpus", "uring", "send", "allocator", "backend")
 LINE_WAIT_S = 30
 BENCH_WAIT_S = 480
