@@ -253,10 +253,10 @@ void Backend::cancel(std::uint64_t target, std::uint64_t tag) {
   complete(tag, res);
 }
 
-Backend::Received Backend::received(std::uint32_t, std::uint32_t flags) const {
-  assert((flags & IORING_CQE_F_BUFFER) != 0);
+Backend::Received Backend::received(std::uint32_t, std::uint32_t flags, std::int32_t res) const {
+  assert((flags & IORING_CQE_F_BUFFER) != 0 && res > 0 && std::uint32_t(res) <= buffer_bytes_);
   const auto id = std::uint16_t(flags >> IORING_CQE_BUFFER_SHIFT);
-  return {buffers_ + std::size_t(id) * buffer_bytes_, id};
+  return {buffers_ + std::size_t(id) * buffer_bytes_, std::uint32_t(res), id};
 }
 
 void Backend::give_back(std::int32_t buffer_id) {
@@ -264,7 +264,7 @@ void Backend::give_back(std::int32_t buffer_id) {
   free_buffers_.push_back(std::uint16_t(buffer_id));
 }
 
-void Backend::give_back_flags(std::uint32_t flags) {
+void Backend::give_back_flags(std::uint32_t flags, std::int32_t) {
   if ((flags & IORING_CQE_F_BUFFER) != 0) give_back(std::int32_t(flags >> IORING_CQE_BUFFER_SHIFT));
 }
 

@@ -62,8 +62,11 @@ class Backend {
     // valgrind 3.19). For the tests of that path.
     bool without_pwait2 = false;
   };
+  // One provided buffer's worth of a receive (the same shape as io_uring's:
+  // core/uring/receive_buffers.hpp). A receive here is always one piece.
   struct Received {
     const char* data;
+    std::uint32_t len;
     std::int32_t buffer_id;
   };
 
@@ -100,9 +103,13 @@ class Backend {
   void receive_into(int fd, char* data, std::size_t len, std::uint64_t tag);
   std::uint64_t sq_full_flushes() const { return 0; }
 
-  Received received(std::uint32_t, std::uint32_t flags) const;
+  // The receive seam every backend offers the engine: a completion's first
+  // piece, the next (never here: epoll has no bundles), the buffers of a
+  // completion no owner takes.
+  Received received(std::uint32_t slot, std::uint32_t flags, std::int32_t res) const;
+  static bool next_received(Received&) { return false; }
   void give_back(std::int32_t buffer_id);
-  void give_back_flags(std::uint32_t flags);
+  void give_back_flags(std::uint32_t flags, std::int32_t res);
 
   std::uint32_t submit_and_reap(std::span<io::Completion> out);
   std::uint32_t submit_and_reap(std::span<io::Completion> out, __kernel_timespec timeout);

@@ -195,17 +195,10 @@ class Engine {
     r.res = c.res;
     if (c.res > 0) {
       s.enobufs_in_a_row = 0;
-      if constexpr (Backend::kind == BackendKind::uring) {
-        const auto piece = io_.received(s.slot, c.flags, c.res);
-        r.data = piece.data;
-        r.len = piece.len;
-        r.buffer_id = piece.buffer_id;
-      } else {
-        const auto received = io_.received(s.slot, c.flags);
-        r.data = received.data;
-        r.len = std::uint32_t(c.res);
-        r.buffer_id = received.buffer_id;
-      }
+      const auto piece = io_.received(s.slot, c.flags, c.res);
+      r.data = piece.data;
+      r.len = piece.len;
+      r.buffer_id = piece.buffer_id;
       return r;
     }
     if (c.res == 0) {
@@ -231,17 +224,13 @@ class Engine {
   // owner takes every piece, as it would separate receives, before the
   // next completion.
   bool next_piece(Received& r) {
-    if constexpr (Backend::kind == BackendKind::uring) {
-      typename Backend::Received piece{};
-      if (!io_.next_received(piece)) return false;
-      assert(r.kind == Received::Kind::data);
-      r.data = piece.data;
-      r.len = piece.len;
-      r.buffer_id = piece.buffer_id;
-      return true;
-    } else {
-      return false;
-    }
+    typename Backend::Received piece{};
+    if (!io_.next_received(piece)) return false;
+    assert(r.kind == Received::Kind::data);
+    r.data = piece.data;
+    r.len = piece.len;
+    r.buffer_id = piece.buffer_id;
+    return true;
   }
 
   // A receive buffer the owner is done with (Received::buffer_id).
@@ -250,11 +239,7 @@ class Engine {
   // A receive completion no owner handles (its slot is gone): every buffer
   // it took goes back.
   void drop_receive(const Completion& c) {
-    if constexpr (Backend::kind == BackendKind::uring) {
-      io_.give_back_flags(c.flags, c.res);
-    } else {
-      io_.give_back_flags(c.flags);
-    }
+    io_.give_back_flags(c.flags, c.res);
   }
 
   // Cancels a multishot receive (the owner pauses its input); a

@@ -78,8 +78,9 @@ TEST_F(EpollBackend, a_multishot_receive_delivers_each_arrival_in_a_pool_buffer_
   EXPECT_EQ(got[0].res, 5);
   EXPECT_NE(got[0].flags & IORING_CQE_F_BUFFER, 0u);
   EXPECT_NE(got[0].flags & IORING_CQE_F_MORE, 0u) << "still armed";
-  const Backend::Received r = io.received(0, got[0].flags);
-  EXPECT_EQ(std::string(r.data, 5), "hello");
+  const Backend::Received r = io.received(0, got[0].flags, got[0].res);
+  EXPECT_EQ(r.len, 5u);
+  EXPECT_EQ(std::string(r.data, r.len), "hello");
   io.give_back(r.buffer_id);
   ::shutdown(peer, SHUT_WR);
   got = reap(1);
@@ -98,7 +99,7 @@ TEST_F(EpollBackend, data_and_fin_in_one_edge_are_both_delivered) {
   ASSERT_EQ(got.size(), 2u);
   EXPECT_EQ(got[0].res, 3);
   EXPECT_EQ(got[1].res, 0) << "a short read must not hide the FIN that came with it";
-  io.give_back_flags(got[0].flags);
+  io.give_back_flags(got[0].flags, got[0].res);
   io.close(mine, 0);
 }
 
@@ -112,12 +113,12 @@ TEST_F(EpollBackend, an_empty_pool_ends_the_receive_with_enobufs_and_a_rearm_res
   for (std::uint32_t i = 0; i < buffers; ++i) EXPECT_EQ(got[i].res, std::int32_t(buffer_bytes));
   EXPECT_EQ(got[buffers].res, -ENOBUFS);
   EXPECT_EQ(got[buffers].flags & IORING_CQE_F_MORE, 0u) << "the receive is disarmed, as io_uring's";
-  for (std::uint32_t i = 0; i < buffers; ++i) io.give_back_flags(got[i].flags);
+  for (std::uint32_t i = 0; i < buffers; ++i) io.give_back_flags(got[i].flags, got[i].res);
   io.receive(mine, tag(Op::recv));
   got = reap(1);
   ASSERT_EQ(got.size(), 1u);
   EXPECT_EQ(got[0].res, 100) << "the rest, without a new edge";
-  io.give_back_flags(got[0].flags);
+  io.give_back_flags(got[0].flags, got[0].res);
   io.cancel(tag(Op::recv), tag(Op::cancel));  // an owner closes only with nothing armed
   EXPECT_EQ(reap(2).size(), 2u);
   io.close(mine, 0);
@@ -130,7 +131,7 @@ TEST_F(EpollBackend, a_single_shot_receive_delivers_once) {
   auto got = reap(1);
   ASSERT_EQ(got.size(), 1u);
   EXPECT_EQ(got[0].flags & IORING_CQE_F_MORE, 0u);
-  io.give_back_flags(got[0].flags);
+  io.give_back_flags(got[0].flags, got[0].res);
   ASSERT_EQ(::write(peer, "cd", 2), 2);
   EXPECT_TRUE(reap(1, 5).empty()) << "not armed: nothing read";
   io.close(mine, 0);
@@ -247,7 +248,7 @@ TEST(EpollBackendWithoutPwait2, waits_with_epoll_wait_and_completes_the_same) {
   ASSERT_EQ(got.size(), 2u);
   EXPECT_EQ(got[0].res, 1);
   EXPECT_EQ(got[1].res, -ETIME);
-  io.give_back_flags(got[0].flags);
+  io.give_back_flags(got[0].flags, got[0].res);
   io.cancel(tag(Op::recv), tag(Op::cancel));
   for (int i = 0; i < 10; ++i) io.submit_and_reap(batch, __kernel_timespec{0, 1'000'000});
   io.close(fds[0], 0);

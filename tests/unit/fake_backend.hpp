@@ -39,6 +39,7 @@ class FakeIo {
   };
   struct Received {
     const char* data;
+    std::uint32_t len;
     std::int32_t buffer_id;
   };
   struct Asked {
@@ -83,16 +84,17 @@ class FakeIo {
   void receive_into(int, char*, std::size_t, std::uint64_t) {}
   void connect(int, const net::Address&, std::uint64_t tag) { asked.push_back({Op::connect, tag, 0, false, {}}); }
   std::uint64_t sq_full_flushes() const { return 0; }
-  Received received(std::uint32_t, std::uint32_t flags) {
+  Received received(std::uint32_t, std::uint32_t flags, std::int32_t res) {
     const auto id = std::int32_t(flags >> IORING_CQE_BUFFER_SHIFT);
-    return {memory_.data() + std::size_t(id) * buffer_bytes, id};
+    return {memory_.data() + std::size_t(id) * buffer_bytes, std::uint32_t(res), id};
   }
+  static bool next_received(Received&) { return false; }
   void give_back(std::int32_t id) {
     ASSERT_GE(id, 0);
     ASSERT_LT(id, std::int32_t(buffers));
     free_.push_back(id);
   }
-  void give_back_flags(std::uint32_t flags) {
+  void give_back_flags(std::uint32_t flags, std::int32_t) {
     if ((flags & IORING_CQE_F_BUFFER) != 0) give_back(std::int32_t(flags >> IORING_CQE_BUFFER_SHIFT));
   }
   std::uint32_t submit_and_reap(std::span<io::Completion>) { return 0; }
