@@ -18,7 +18,7 @@ BufferRing::~BufferRing() {
 }
 
 int BufferRing::init(io_uring* ring, std::uint16_t group, std::uint32_t count, std::uint32_t buffer_bytes,
-                     bool incremental) {
+                     bool incremental, bool mirrored) {
   assert(buf_ring_ == nullptr);
   assert(count > 0 && (count & (count - 1)) == 0);
   assert(count <= 32768);
@@ -51,8 +51,11 @@ int BufferRing::init(io_uring* ring, std::uint16_t group, std::uint32_t count, s
   }
   buf_ring_ = static_cast<io_uring_buf_ring*>(mem);
   io_uring_buf_ring_init(buf_ring_);
-  ids_.assign(count, 0);
-  positions_.assign(count, 0);
+  mirrored_ = mirrored;
+  if (mirrored_) {
+    ids_.assign(count, 0);
+    positions_.assign(count, 0);
+  }
   for (std::uint32_t id = 0; id < count; ++id) add(std::uint16_t(id), std::uint16_t(id));
   io_uring_buf_ring_advance(buf_ring_, int(count));
   return 0;

@@ -30,9 +30,11 @@ class BufferRing {
 
   // count must be a power of two. `incremental` registers the ring with
   // IOU_PBUF_RING_INC (6.12): the kernel consumes each buffer in part.
-  // Returns 0 or -errno.
+  // `mirrored` keeps the mirror (for bundles: a ring without them has no
+  // use for it, and skips its two writes per give_back). Returns 0 or
+  // -errno.
   int init(io_uring* ring, std::uint16_t group, std::uint32_t count, std::uint32_t buffer_bytes,
-           bool incremental = false);
+           bool incremental = false, bool mirrored = true);
 
   char* data(std::uint16_t id) { return storage_ + std::size_t(id) * buffer_bytes_; }
   std::uint32_t buffer_bytes() const { return buffer_bytes_; }
@@ -41,8 +43,14 @@ class BufferRing {
 
   // Ring positions count as the kernel's head and tail do: 16 bits that wrap.
   // Where `id` was last put in the ring, and which id is at `position`.
-  std::uint16_t position_of(std::uint16_t id) const { return positions_[id]; }
-  std::uint16_t id_at(std::uint16_t position) const { return ids_[position & (count_ - 1)]; }
+  std::uint16_t position_of(std::uint16_t id) const {
+    assert(mirrored_);
+    return positions_[id];
+  }
+  std::uint16_t id_at(std::uint16_t position) const {
+    assert(mirrored_);
+    return ids_[position & (count_ - 1)];
+  }
   // The length the ring entry at `position` has now. The kernel may have
   // cut it short: a bundle whose first buffer is longer than the bytes it
   // expects (the socket's queue) shortens that entry, fills it, and goes
@@ -65,6 +73,7 @@ class BufferRing {
   void add(std::uint16_t id, std::uint16_t offset) {
     const auto position = std::uint16_t(buf_ring_->tail + offset);
     io_uring_buf_ring_add(buf_ring_, data(id), buffer_bytes_, id, io_uring_buf_ring_mask(count_), offset);
+    if (!mirrored_) return;
     ids_[position & (count_ - 1)] = id;
     positions_[id] = position;
   }
@@ -77,6 +86,7 @@ class BufferRing {
   std::uint32_t count_ = 0;
   std::uint32_t buffer_bytes_ = 0;
   std::uint16_t group_ = 0;
+  bool mirrored_ = true;
   std::vector<std::uint16_t> ids_;        // by ring position (masked): the id put there
   std::vector<std::uint16_t> positions_;  // by id: the ring position it was last put at
 };

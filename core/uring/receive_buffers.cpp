@@ -25,7 +25,7 @@ std::string ReceiveBuffers::init(io_uring* ring, const Features& features, std::
     // still fit what the owners copy one buffer into (the server's spill
     // blocks, the client's held ciphertext), and small receives now share a
     // buffer instead of each taking one, which is the gain.
-    if (const int rc = ring_.init(ring, 0, ring_buffers, buffer_bytes, incremental_); rc < 0) {
+    if (const int rc = ring_.init(ring, 0, ring_buffers, buffer_bytes, incremental_, bundle_); rc < 0) {
       return std::string("provided buffer ring: ") + std::strerror(-rc);
     }
     state_.assign(ring_buffers, BufferState{});

@@ -76,7 +76,8 @@ class ReceiveBuffers {
     }
     const auto id = std::uint16_t(cqe_flags >> IORING_CQE_BUFFER_SHIFT);
     pending_.left = res > 0 ? std::uint32_t(res) : 0;
-    pending_.position = ring_.position_of(id);
+    // Only a bundle spans ring entries, so only a bundle looks the ring up.
+    if (bundle_) pending_.position = ring_.position_of(id);
     return take(id);
   }
 
@@ -137,17 +138,20 @@ class ReceiveBuffers {
     std::uint16_t position = 0;
   };
 
-  // The next piece, in buffer `id` at the pending ring position: from where
-  // its last piece ended, to the buffer's end or the completion's,
-  // whichever is first. A buffer of a plain ring ends where its ring entry
+  // The next piece, in buffer `id`: from where its last piece ended, to the
+  // buffer's end or the completion's, whichever is first. A bundle's buffer
+  // of a plain ring ends where its ring entry (at the pending position)
   // ends, which the kernel may have shortened (BufferRing::entry_len).
+  // Without bundles a completion is one buffer: its bytes all fit.
   Received take(std::uint16_t id) {
     assert(id < state_.size());
     BufferState& b = state_[id];
     assert(b.kernel && "a completion names a buffer the kernel does not hold");
     assert(b.offset < buffer_bytes_);
-    const std::uint32_t room =
-        incremental_ ? buffer_bytes_ - b.offset : std::min(ring_.entry_len(pending_.position), buffer_bytes_);
+    const std::uint32_t room = incremental_ ? buffer_bytes_ - b.offset
+                               : bundle_    ? std::min(ring_.entry_len(pending_.position), buffer_bytes_)
+                                            : buffer_bytes_;
+    assert((bundle_ || pending_.left <= room) && "one receive, one buffer");
     const std::uint32_t len = std::min(pending_.left, room);
     const Received out{ring_.data(id) + b.offset, len, id};
     b.offset += len;
