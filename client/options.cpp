@@ -55,7 +55,7 @@ constexpr const char* usage_text =
     "                          (default 2s)\n"
     "      --backend B         uring (default) or epoll: the system calls the connections are driven by\n"
     "      --uring LIST        [profile,]switches: 5.10 ... 6.6, 6.10, 6.12 or all, then no-FEATURE, sqpoll, min-wait,\n"
-    "                          no-sqarray, recv-bundle, incremental-buffers\n"
+    "                          no-sqarray, fixed-files, recv-bundle, incremental-buffers\n"
     "      --json              the report as one JSON object on stdout (text goes to stderr)\n"
     "      --hdr-out FILE      latency distribution in HdrHistogram's .hgrm text format\n"
     "      --hdr-log FILE      HdrHistogram interval log (V2 compressed) of the measured window\n"

@@ -29,7 +29,7 @@ constexpr const char* usage_text =
     "                            (default: the mask's CPUs in order)\n"
     "  --uring LIST              [profile,]switches: profile 5.10, 5.19, 6.0, 6.1, 6.6, 6.10, 6.12 or all\n"
     "                            (default), then no-FEATURE switches, sqpoll, min-wait, no-sqarray,\n"
-    "                            recv-bundle, incremental-buffers, e.g. 5.19,sqpoll\n"
+    "                            fixed-files, recv-bundle, incremental-buffers, e.g. 5.19,sqpoll\n"
     "  --send MODE               writev, sendmsg (default) or zc (IORING_OP_SENDMSG_ZC)\n"
     "  --backend B               uring (default) or epoll: the system calls the shards are driven by\n"
     "  --request-line-bytes-max N\n"
