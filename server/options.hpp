@@ -50,7 +50,7 @@ struct Options {
   std::uint32_t shutdown_timeout_ms = 5'000;    // how long in-flight responses may take on SIGTERM
   std::uint32_t ring_entries = 1024;            // SQ entries per shard
 
-  // The application's middleware and auth (see README's CLI reference).
+  // The application's middleware and auth (see docs/SERVER.md's flags).
   std::string jwt_secret_file;            // else $RINGHTTP_JWT_SECRET; neither: bearer routes answer 503
   std::vector<std::string> cors_origins;  // exact origins allowed; empty: none
   std::uint32_t cors_max_age_s = 600;     // preflight cache time

@@ -25,7 +25,7 @@ SOAK_PHASES = 4                         # the seeds' four
 SOAK_RSS_TOLERANCE_BYTES = 1024 * 1024  # page-granular noise: a few pages of stack, heap or page cache
 SOAK_RSS_TOLERANCE_FRACTION = 0.02
 SOAK_SETTLE_S = 10                      # the load's connections are closed by then, or the phase fails
-# ringhttp's gauges of what connections hold (README, "Metrics"): each reads
+# ringhttp's gauges of what connections hold (docs/SERVER.md, "Metrics"): each reads
 # after every phase what it read after the second.
 POOL_GAUGES = ("connections_active", "output_blocks_lent", "held_input_rings_lent", "input_buffers_held",
                "input_spill_blocks_used")

@@ -1,4 +1,4 @@
-// The server's flags, each shown to do what the README says by a test that
+// The server's flags, each shown to do what docs/SERVER.md says by a test that
 // fails when the flag is ignored: --shards, --shutdown-timeout-ms,
 // --output-bytes-max, --address with IPv6, --connections-max; and HEAD on
 // every GET route.
@@ -62,7 +62,7 @@ bool may_run_on_cpus_0_and_1() {
 
 // Two shards are two threads, one pinned to each CPU named (the io_uring
 // workers, `iou-*`, are the kernel's and are left out). Each shard has its
-// own rate limiter (README: "The limit is per shard"), so with a limit of
+// own rate limiter (docs/SERVER.md: "The limit is per shard"), so with a limit of
 // one request per day from 127.0.0.1, exactly one request per shard that
 // the kernel handed connections to is answered 200 and every other one
 // 429: 64 connections spread by SO_REUSEPORT's hash reach both shards

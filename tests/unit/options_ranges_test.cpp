@@ -1,4 +1,4 @@
-// The README's table of the server's accepted flag values is the parser's:
+// docs/SERVER.md's table of the server's accepted flag values is the parser's:
 // each bound it names is accepted, one past it refused (exit 2), in both
 // spellings of a flag's value. A range changed on one side only fails here.
 
@@ -12,8 +12,8 @@
 
 #include "server/options.hpp"
 
-#ifndef RINGHTTP_README
-#error "RINGHTTP_README (the README's path) comes from tests/unit/meson.build"
+#ifndef RINGHTTP_SERVER_DOC
+#error "RINGHTTP_SERVER_DOC (docs/SERVER.md's path) comes from tests/unit/meson.build"
 #endif
 
 namespace ringhttp::server {
@@ -27,8 +27,8 @@ struct Range {
 
 // Rows of the form "| `--flag` | LOW to HIGH ... |" of the table headed
 // "| flag | accepted values |".
-std::vector<Range> readme_ranges() {
-  std::ifstream in(RINGHTTP_README);
+std::vector<Range> documented_ranges() {
+  std::ifstream in(RINGHTTP_SERVER_DOC);
   std::vector<Range> out;
   bool in_table = false;
   for (std::string line; std::getline(in, line);) {
@@ -61,9 +61,10 @@ ParseOutcome parse(std::vector<std::string> args) {
   return parse_options(int(argv.size()), argv.data(), options);
 }
 
-TEST(OptionsRanges, every_bound_in_the_readme_is_the_parsers) {
-  const std::vector<Range> ranges = readme_ranges();
-  ASSERT_EQ(ranges.size(), 24u) << "the README's table of accepted values (" RINGHTTP_README ") was not found whole";
+TEST(OptionsRanges, every_bound_in_the_server_doc_is_the_parsers) {
+  const std::vector<Range> ranges = documented_ranges();
+  ASSERT_EQ(ranges.size(), 24u) << "docs/SERVER.md's table of accepted values (" RINGHTTP_SERVER_DOC
+                                   ") was not found whole";
   for (const Range& r : ranges) {
     SCOPED_TRACE(r.flag);
     EXPECT_EQ(parse({r.flag, std::to_string(r.low)}), ParseOutcome::run) << "low bound " << r.low;

@@ -26,7 +26,7 @@ struct Metrics {
 // unless the answer is a 200.
 Metrics scrape_metrics(std::uint16_t port);
 
-// The counter names the README documents.
+// The counter names docs/SERVER.md documents.
 namespace metric {
 inline const std::string requests = "ringhttp_requests_total";
 inline const std::string accepted = "ringhttp_connections_accepted_total";
