@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""deploy/kubernetes/client-indexed-job.yaml says what the README and its
+"""deploy/kubernetes/client-indexed-job.yaml says what docs/CLIENT.md and its
 own comments say: it parses as YAML, is an Indexed Job whose completions
 and parallelism equal its SHARDS, and its client container runs the
 client with --shard from JOB_COMPLETION_INDEX, one --start-at for all,

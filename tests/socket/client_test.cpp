@@ -363,7 +363,7 @@ TEST_F(ClientAgainstServer, rate_mode_reports_corrected_and_uncorrected_latency)
   }
 }
 
-// The open model's promise (README): N requests/s in total on a fixed
+// The open model's promise (docs/CLIENT.md): N requests/s in total on a fixed
 // schedule, connection g of C sending its k-th request at start + (g + kC)/N,
 // never before its time, late when its connection still waits for the
 // previous response, and none skipped. With -n the count is exact however
