@@ -106,4 +106,4 @@ def interrupted(build):
 
 
 if __name__ == "__main__":
-    sys.exit(observe.run_checks(rows_measured, interrupted))
+    sys.exit(observe.run_checks(rows_measured, interrupted, missing=observe.node_pg_missing))

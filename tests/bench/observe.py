@@ -170,14 +170,33 @@ class Frozen:
         return False
 
 
-def run_checks(*checks):
+def node_pg_missing():
+    """What the node-pg peer lacks to run here, with the command that
+    installs it, or None."""
+    import shutil
+    if not shutil.which("node"):
+        return "node is not installed: apt-get install nodejs (tools/install-deps.sh does it)"
+    if not os.path.isdir(os.path.join(ROOT, "bench", "peers", "node_modules", "pg")):
+        return ("npm's pg is not installed in bench/peers: run tools/install-deps.sh, "
+                "or (cd bench/peers && npm ci)")
+    return None
+
+
+def run_checks(*checks, missing=None):
     """The main() of a bench test: each check takes the build directory and
     returns its failures (having printed its own ok/FAIL line); all run,
-    then the failures are printed and the exit status is 1 if any."""
+    then the failures are printed and the exit status is 1 if any.
+    `missing`, if given, says what prerequisite is absent (or None)."""
     import argparse
     p = argparse.ArgumentParser()
     p.add_argument("--build", required=True)
     build = os.path.realpath(p.parse_args().build)
+    # A prerequisite that is not there fails at once, named, rather than
+    # as checks that wait for what cannot start.
+    if missing is not None and (why := missing()) is not None:
+        print(f"FAIL    prerequisite missing: {why}")
+        print(f"prerequisite missing: {why}", file=sys.stderr)
+        return 1
     failures = []
     for check in checks:
         failures += check(build)

@@ -64,7 +64,10 @@ def main():
     p.add_argument("--build", required=True)
     build = os.path.realpath(p.parse_args().build)
     if not os.path.isdir(os.path.join(ROOT, "bench", "peers", "node_modules", "pg")):
-        print("FAIL: bench/peers/node_modules/pg is not installed (tools/install-deps.sh runs npm ci there)")
+        why = ("npm's pg is not installed in bench/peers: run tools/install-deps.sh, "
+               "or (cd bench/peers && npm ci)")
+        print(f"FAIL    prerequisite missing: {why}")
+        print(f"prerequisite missing: {why}", file=sys.stderr)
         return 1
     failures = []
     d = tempfile.mkdtemp(prefix="ringhttp-db.")
