@@ -45,7 +45,7 @@ ORDER = ["/echo", "/profile", "/echo", "/profile"]  # iterations are the outer l
 WARMUP_S, DURATION_S = 2, 1
 IDLE = 40
 CAPPED_TABLE, CAPPED_SENT = 10, 30
-SERVER_CPU, CLIENT_CPU = "0", "1"   # README: the server on CPU 0, the client on CPU 1
+SERVER_CPU, CLIENT_CPU = "0", "1"   # docs/BENCHMARKING.md: the server on CPU 0, the client on CPU 1
 RUN_WAIT_S = 120                    # generous bounds for a busy two-core machine
 BENCH_WAIT_S = 240
 

@@ -6,9 +6,10 @@
    start-up line of the server it drives (the server's own stdout, through
    /proc/PID/fd/1) and its arguments (/proc/PID/cmdline), and the client's
    own arguments. Each must be what that variant's flags give: the flags
-   are this test's own reading of the README's table (`6.1` is `--uring
-   6.1`, `2-shards` is `--shards 2 --cpus 0,1`, `epoll` is `--backend epoll`,
-   `client-epoll` is `--backend epoll` given to the client, ...), and what
+   are this test's own reading of docs/BENCHMARKING.md's --compare table
+   (`6.1` is `--uring 6.1`, `2-shards` is `--shards 2 --cpus 0,1`, `epoll`
+   is `--backend epoll`, `client-epoll` is `--backend epoll` given to the
+   client, ...), and what
    they give is what the server itself prints when this test starts it with
    those flags alone; no feature list is written down here. `all` and `6.1`
    print the same line on a kernel with every feature: their arguments tell
@@ -44,7 +45,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import observe  # noqa: E402
 
 AXES = "uring,send,shards,backend"
-# The README's --compare table: each variant's placement (taskset CPUs and
+# docs/BENCHMARKING.md's --compare table: each variant's placement (taskset CPUs and
 # server flags) and switches.
 DEFAULT_PLACEMENT = ("0", ["--shards", "1", "--cpus", "0"])
 VARIANTS = {
