@@ -24,10 +24,10 @@ void render_metrics(std::span<const ShardCounters* const> shards, std::string& o
           [](const ShardCounters& c) -> const metrics::Counter& { return c.requests; });
 
   w.family("ringhttp_responses_total", "counter", "Responses queued, by status.");
-  for (std::size_t i = 0; i < counted_statuses.size(); ++i) {
+  for (std::size_t i = 0; i < counted_statuses; ++i) {
     const std::uint64_t n =
         sum(shards, [i](const ShardCounters& c) -> const metrics::Counter& { return c.responses[i]; });
-    const std::string status = counted_statuses[i] == 0 ? "other" : std::to_string(counted_statuses[i]);
+    const std::string status = i < http::statuses.size() ? std::to_string(http::statuses[i].code) : "other";
     w.sample("ringhttp_responses_total", "status", status, n);
   }
 

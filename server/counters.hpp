@@ -12,47 +12,17 @@
 #include "core/auth/jwt.hpp"
 #include "core/io/completion.hpp"
 #include "core/http/request_parser.hpp"
+#include "core/http/status.hpp"
 #include "core/metrics/counter.hpp"
 #include "core/tls/session.hpp"
 #include "server/db/counters.hpp"
 
 namespace ringhttp::server {
 
-// The statuses this server can send; one counter each.
-inline constexpr std::array<std::uint16_t, 20> counted_statuses = {
-    100, 200, 201, 204, 400, 401, 404, 405, 408, 413, 414, 415, 422, 429, 431, 500, 501, 503, 505, 0};
-
-// Index of `status` in counted_statuses; a switch, since it runs per response.
-constexpr std::size_t status_index(std::uint16_t status) {
-  switch (status) {
-    case 100: return 0;
-    case 200: return 1;
-    case 201: return 2;
-    case 204: return 3;
-    case 400: return 4;
-    case 401: return 5;
-    case 404: return 6;
-    case 405: return 7;
-    case 408: return 8;
-    case 413: return 9;
-    case 414: return 10;
-    case 415: return 11;
-    case 422: return 12;
-    case 429: return 13;
-    case 431: return 14;
-    case 500: return 15;
-    case 501: return 16;
-    case 503: return 17;
-    case 505: return 18;
-    default: return counted_statuses.size() - 1;  // "other": a status added without a counter
-  }
-}
-static_assert([] {
-  for (std::size_t i = 0; i + 1 < counted_statuses.size(); ++i) {
-    if (status_index(counted_statuses[i]) != i) return false;
-  }
-  return status_index(299) == counted_statuses.size() - 1;
-}(), "status_index must match counted_statuses");
+// One response counter per status of http::statuses (core/http/status.hpp),
+// at its index there, and a last one for any other.
+inline constexpr std::size_t counted_statuses = http::statuses.size() + 1;
+using http::status_index;
 
 // HTTPS handshakes that failed, by reason: the session's own classes
 // (tls::Failure, from 1), then the shard's.
@@ -64,7 +34,7 @@ inline constexpr std::size_t tls_handshake_failure_kinds = tls::failure_kinds + 
 struct ShardCounters {
   using Counter = metrics::Counter;
   Counter requests;
-  std::array<Counter, counted_statuses.size()> responses;
+  std::array<Counter, counted_statuses> responses;
   Counter connections_accepted;
   Counter connections_closed;
   Counter sends;

@@ -219,45 +219,6 @@ Method method_of(std::uint8_t m) {
 
 }  // namespace
 
-int status_for(ParseError error) {
-  switch (error) {
-    case ParseError::none: return 200;
-    case ParseError::malformed: return 400;
-    case ParseError::ambiguous_length: return 400;
-    case ParseError::target_too_long: return 414;
-    case ParseError::header_too_large: return 431;
-    case ParseError::body_too_large: return 413;
-    case ParseError::unsupported_transfer_coding: return 501;
-    case ParseError::bad_host: return 400;
-    case ParseError::unsupported_version: return 505;
-    case ParseError::unsupported_method: return 501;
-    case ParseError::bad_framing: return 400;
-    case ParseError::framing_too_large: return 400;
-    case ParseError::count_: break;
-  }
-  assert(false && "unknown ParseError");
-  return 500;
-}
-
-const char* metric_name(ParseError error) {
-  switch (error) {
-    case ParseError::none: return "none";
-    case ParseError::malformed: return "malformed";
-    case ParseError::ambiguous_length: return "ambiguous_length";
-    case ParseError::target_too_long: return "target_too_long";
-    case ParseError::header_too_large: return "header_too_large";
-    case ParseError::body_too_large: return "body_too_large";
-    case ParseError::unsupported_transfer_coding: return "unsupported_transfer_coding";
-    case ParseError::bad_host: return "bad_host";
-    case ParseError::unsupported_version: return "unsupported_version";
-    case ParseError::unsupported_method: return "unsupported_method";
-    case ParseError::bad_framing: return "bad_framing";
-    case ParseError::framing_too_large: return "framing_too_large";
-    case ParseError::count_: break;
-  }
-  return "unknown";
-}
-
 const llhttp_settings_t& RequestParser::settings() {
   static const llhttp_settings_t s = [] {
     llhttp_settings_t out;

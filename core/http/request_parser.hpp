@@ -31,32 +31,9 @@
 #include <cstdint>
 #include <string_view>
 
+#include "core/http/parse_error.hpp"
+
 namespace ringhttp::http {
-
-// Why a request was refused. Each kind maps to one status and one counter.
-enum class ParseError : std::uint8_t {
-  none = 0,
-  malformed,                    // 400: not HTTP/1.x (a non-token byte in a field name or method,
-                                //      whitespace before a header's colon, a fragment included)
-  ambiguous_length,             // 400: Content-Length with Transfer-Encoding, two Content-Lengths, or
-                                //      a Transfer-Encoding whose last coding is not chunked or that
-                                //      has chunked twice (RFC 9112 section 6.3)
-  target_too_long,              // 414: request line over Limits::request_line_bytes_max
-  header_too_large,             // 431: header section over the limit
-  body_too_large,               // 413: body over the limit
-  unsupported_transfer_coding,  // 501: a transfer coding before chunked
-  bad_host,                     // 400: HTTP/1.1 without Host, two Hosts, or a Host that is not a host[:port]
-  unsupported_version,          // 505: an HTTP major version other than 1
-  unsupported_method,           // 501: CONNECT (this is no proxy), or a method token llhttp does not know
-  bad_framing,                  // 400: a CR not followed by LF, a bare LF, chunk data not ended by CRLF,
-                                //      a folded line
-  framing_too_large,            // 400: a chunk-size line (extensions included) or trailers over the header limit
-  count_,
-};
-inline constexpr std::size_t parse_error_kinds = std::size_t(ParseError::count_);
-
-int status_for(ParseError error);
-const char* metric_name(ParseError error);
 
 enum class Method : std::uint8_t { get, head, post, put, del, options, other };
 
