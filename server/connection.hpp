@@ -59,7 +59,8 @@ struct InputChunk {
 // receive arming, the send's cursor) is the io::Link it derives from.
 struct Connection final : io::Link, http::RequestEvents {
   // Responses queued per connection: bounds memory for a client that
-  // pipelines without reading; with 4 iovecs each they fit one sendmsg.
+  // pipelines without reading; with iovecs_per_response_max each they fit
+  // one sendmsg (iovecs_max, below).
   static constexpr std::size_t responses_max = 32;
   // What one request may add to the queue: a 100 Continue and its final
   // response (or the error that ends it). A request is parsed only while
