@@ -9,12 +9,14 @@
 #include <iterator>
 #include <optional>
 #include <set>
+#include <sstream>
 #include <thread>
 #include <utility>
 
 #include "support/certificates.hpp"
 #include "support/eventually.hpp"
 #include "support/metrics.hpp"
+#include "support/proc_file.hpp"
 #include "support/requests.hpp"
 #include "support/server_process.hpp"
 
@@ -42,8 +44,7 @@ const std::string tls_plaintext_out = "ringhttp_tls_plaintext_bytes_total{direct
 // Alive: it exists and is not a zombie (a crashed child of this process is
 // a zombie until reaped, and kill(pid, 0) still succeeds on it).
 bool is_alive(pid_t pid) {
-  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+  const std::string text = read_proc_file("/proc/" + std::to_string(pid) + "/stat");
   const auto paren = text.rfind(')');
   if (paren == std::string::npos || paren + 2 >= text.size()) return false;
   const char state = text[paren + 2];
@@ -61,7 +62,7 @@ std::size_t open_descriptors(pid_t pid) {
 }
 
 std::uint64_t resident_bytes(pid_t pid) {
-  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+  std::istringstream status(read_proc_file("/proc/" + std::to_string(pid) + "/status"));
   std::string line;
   while (std::getline(status, line)) {
     if (line.rfind("VmRSS:", 0) == 0) return std::stoull(line.substr(6)) * 1024;

@@ -12,14 +12,13 @@
 
 #include <cstdint>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <optional>
 #include <sstream>
 #include <string>
 #include <system_error>
 
 #include "support/connection.hpp"
+#include "support/proc_file.hpp"
 
 namespace socket_test {
 
@@ -33,7 +32,7 @@ inline std::optional<std::size_t> accept_queue_length(std::uint16_t port) {
   constexpr const char* listen_state = "0A";
   std::optional<std::size_t> total;
   for (const char* table : {"/proc/net/tcp", "/proc/net/tcp6"}) {
-    std::ifstream in(table);
+    std::istringstream in(read_proc_file(table));
     std::string line;
     std::getline(in, line);  // the column names
     while (std::getline(in, line)) {
@@ -71,7 +70,7 @@ inline std::optional<std::size_t> peer_unread_bytes(const Connection& connection
     return colon == std::string::npos ? 0ul : std::stoul(address.substr(colon + 1), nullptr, 16);
   };
   for (const char* table : {"/proc/net/tcp", "/proc/net/tcp6"}) {
-    std::ifstream in(table);
+    std::istringstream in(read_proc_file(table));
     std::string line;
     std::getline(in, line);  // the column names
     while (std::getline(in, line)) {
@@ -111,7 +110,7 @@ inline std::size_t direct_descriptors(pid_t pid) {
        !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
     std::error_code link_ec;
     if (std::filesystem::read_symlink(it->path(), link_ec).string() != "anon_inode:[io_uring]") continue;
-    std::ifstream info(proc + "/fdinfo/" + it->path().filename().string());
+    std::istringstream info(read_proc_file(proc + "/fdinfo/" + it->path().filename().string()));
     bool listing = false;
     for (std::string line; std::getline(info, line);) {
       if (line.starts_with("UserFiles:")) {
@@ -133,8 +132,7 @@ inline std::size_t held_descriptors(pid_t pid) { return open_descriptors(pid) + 
 // /proc/self/task/TID/stat: 'R' running, 'S' asleep (blocked in a system
 // call such as a send(2) waiting for room), ...; '?' when it is gone.
 inline char thread_state(pid_t tid) {
-  std::ifstream stat("/proc/self/task/" + std::to_string(tid) + "/stat");
-  const std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+  const std::string text = read_proc_file("/proc/self/task/" + std::to_string(tid) + "/stat");
   const auto paren = text.rfind(')');  // the name in parentheses may hold anything
   if (paren == std::string::npos || paren + 2 >= text.size()) return '?';
   return text[paren + 2];
