@@ -365,6 +365,17 @@ class NodeTls(Node):
                 + first_line(["node", "-p", "process.versions.openssl"]))
 
 
+def node_pg_missing():
+    """What the node-pg peer lacks to run here, with the command that
+    installs it, or None (the benchmark's reason to skip its rows, and the
+    tests' to fail at once)."""
+    if not shutil.which("node"):
+        return "node is not installed: apt-get install nodejs (tools/install-deps.sh does it)"
+    if not os.path.isdir(os.path.join(PEERS, "node_modules", "pg")):
+        return "npm's pg is not installed in bench/peers: run tools/install-deps.sh, or (cd bench/peers && npm ci)"
+    return None
+
+
 class NodePg(Server):
     """node:http + pg (bench/peers/node_pg.js): the database rows' peer,
     the seeds' stack without the ORM, against the run's Postgres cluster."""
@@ -373,11 +384,7 @@ class NodePg(Server):
     memory_row = False  # node:http's idle connections are the node row's
 
     def missing(self, ctx):
-        if not shutil.which("node"):
-            return "node is not installed (Debian: nodejs)"
-        if not os.path.isdir(os.path.join(PEERS, "node_modules", "pg")):
-            return "npm's pg is not installed in bench/peers (tools/install-deps.sh runs npm ci there)"
-        return ctx.database_missing()
+        return node_pg_missing() or ctx.database_missing()
 
     def command(self, ctx, port, rundir, variant):
         return [shutil.which("node"), os.path.join(PEERS, "node_pg.js"), str(port), ctx.database().url], {}

@@ -171,15 +171,10 @@ class Frozen:
 
 
 def node_pg_missing():
-    """What the node-pg peer lacks to run here, with the command that
-    installs it, or None."""
-    import shutil
-    if not shutil.which("node"):
-        return "node is not installed: apt-get install nodejs (tools/install-deps.sh does it)"
-    if not os.path.isdir(os.path.join(ROOT, "bench", "peers", "node_modules", "pg")):
-        return ("npm's pg is not installed in bench/peers: run tools/install-deps.sh, "
-                "or (cd bench/peers && npm ci)")
-    return None
+    """The benchmark's own check (bench/harness/servers.py)."""
+    sys.path.insert(0, os.path.join(ROOT, "bench"))
+    from harness.servers import node_pg_missing as missing
+    return missing()
 
 
 def run_checks(*checks, missing=None):

@@ -63,9 +63,9 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("--build", required=True)
     build = os.path.realpath(p.parse_args().build)
-    if not os.path.isdir(os.path.join(ROOT, "bench", "peers", "node_modules", "pg")):
-        why = ("npm's pg is not installed in bench/peers: run tools/install-deps.sh, "
-               "or (cd bench/peers && npm ci)")
+    sys.path.insert(0, os.path.join(ROOT, "bench"))
+    from harness.servers import node_pg_missing  # the benchmark's own check
+    if (why := node_pg_missing()) is not None:
         print(f"FAIL    prerequisite missing: {why}")
         print(f"prerequisite missing: {why}", file=sys.stderr)
         return 1
