@@ -17,6 +17,7 @@
 #include "support/eventually.hpp"
 #include "support/metrics.hpp"
 #include "support/proc_file.hpp"
+#include "support/proc_state.hpp"
 #include "support/requests.hpp"
 #include "support/server_process.hpp"
 
@@ -49,16 +50,6 @@ bool is_alive(pid_t pid) {
   if (paren == std::string::npos || paren + 2 >= text.size()) return false;
   const char state = text[paren + 2];
   return state != 'Z' && state != 'X';
-}
-
-std::size_t open_descriptors(pid_t pid) {
-  std::error_code ec;
-  std::size_t n = 0;
-  for (auto it = std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/fd", ec);
-       !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
-    ++n;
-  }
-  return n;
 }
 
 std::uint64_t resident_bytes(pid_t pid) {
