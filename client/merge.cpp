@@ -25,20 +25,56 @@
 namespace ringhttp::client {
 namespace {
 
-constexpr const char* merge_usage =
-    "usage: client merge [--json] [--hdr-out FILE] [--threshold EXPR]... [--threshold-interval DUR] FILE...\n"
-    "  The --json reports of one run split with --shard I/N, or their --hdr-log interval logs, merged\n"
-    "  into one: latency percentiles exactly those of one histogram fed every value (histograms add),\n"
-    "  requests summed (and from reports bytes, errors and statuses), the rate over the window from the\n"
-    "  first start to the last end. Refused (exit 2): reports and logs mixed, reports (or logs) of\n"
-    "  different URLs or options, a shard twice, a missing shard. Exit 1 if any shard failed a request,\n"
-    "  3 if a --threshold (as a run's, judged on the merged figures) failed.\n"
-    "      --json                  the merged report as one JSON object on stdout (text goes to stderr)\n"
-    "      --hdr-out FILE          the merged latency distribution in HdrHistogram's .hgrm text format\n"
-    "      --threshold-interval D  judge the latency, requests and rps thresholds in every D (whole\n"
-    "                              seconds) of the merged window too: logs only (a report holds its\n"
-    "                              whole window, not its seconds)\n"
-    "  A log carries the latency only: thresholds on errors or statuses need the reports.\n";
+// What `client merge` was asked for.
+struct MergeOptions {
+  bool json = false;
+  std::string hdr_out;
+  std::vector<Threshold> thresholds;
+  std::uint64_t threshold_interval_ns = 0;
+  std::vector<std::string> paths;  // the reports or logs
+};
+
+using MergeFlag = cli::Flag<MergeOptions>;
+using cli::Kind;
+
+const MergeFlag merge_flags[] = {
+    {.name = "--json", .kind = Kind::toggle, .target = &MergeOptions::json,
+     .help = "the merged report as one JSON object on stdout (text goes to stderr)"},
+    {.name = "--hdr-out", .value = "FILE", .kind = Kind::text, .target = &MergeOptions::hdr_out,
+     .accepts = "a file path", .help = "the merged latency distribution in HdrHistogram's .hgrm text format"},
+    {.name = "--threshold", .value = "EXPR", .kind = Kind::custom,
+     .target = MergeFlag::Store(store_threshold<MergeOptions>), .accepts = "as the client's --threshold",
+     .help = "pass or fail, judged on the merged figures; one that fails makes the exit status 3",
+     .repeatable = true},
+    {.name = "--threshold-interval", .value = "T", .kind = Kind::custom,
+     .target = MergeFlag::Store(store_threshold_interval<MergeOptions>), .accepts = "whole seconds, 1s or more",
+     .help = "judge the latency, requests and rps thresholds in every T of the merged window too: logs only (a "
+             "report holds its whole window, not its seconds)"},
+    {.name = "--help", .kind = Kind::help, .help = "print this and exit"},
+};
+
+std::string finish_merge(MergeOptions& out, const cli::Given& given) {
+  out.paths.assign(given.operands.begin(), given.operands.end());
+  if (out.paths.empty()) return "no report given";
+  if (out.threshold_interval_ns > 0 && out.thresholds.empty()) return "--threshold-interval without a --threshold";
+  return {};
+}
+
+const cli::Program<MergeOptions> merge_program{
+    .name = "client merge",
+    .synopsis =
+        "usage: client merge [--json] [--hdr-out FILE] [--threshold EXPR]... [--threshold-interval T] FILE...\n"
+        "The --json reports of one run split with --shard I/N, or their --hdr-log interval logs, merged\n"
+        "into one: latency percentiles exactly those of one histogram fed every value (histograms add),\n"
+        "requests summed (and from reports bytes, errors and statuses), the rate over the window from the\n"
+        "first start to the last end. Refused (exit 2): reports and logs mixed, reports (or logs) of\n"
+        "different URLs or options, a shard twice, a missing shard. Exit 1 if any shard failed a request,\n"
+        "3 if a --threshold failed.\n",
+    .notes = "A log carries the latency only: thresholds on errors or statuses need the reports.\n",
+    .flags = merge_flags,
+    .takes_operands = true,
+    .finish = finish_merge,
+};
 
 // --threshold-interval on logs: the most intervals a merged window is cut
 // into (11.6 days of seconds), each a list of the logs' lines in it; a log
@@ -272,56 +308,20 @@ std::string differing_option(const Shard& a, const Shard& b) {
 
 }  // namespace
 
+std::string merge_flags_markdown() { return cli::markdown(merge_program); }
+
 int merge_main(int argc, char** argv) {
-  bool json = false;
-  std::string hdr_out;
-  std::vector<Threshold> thresholds;
-  std::uint64_t interval_ns = 0;
-  std::vector<std::string> paths;
-  for (int i = 1; i < argc; ++i) {
-    const std::string_view a = argv[i];
-    if (a == "--help" || a == "-h") {
-      std::fputs(merge_usage, stdout);
-      return 0;
-    }
-    if (a == "--json") {
-      json = true;
-    } else if (a == "--threshold") {
-      std::string error;
-      std::optional<Threshold> t = i + 1 < argc ? parse_threshold(argv[++i], error) : std::nullopt;
-      if (!t) {
-        std::fprintf(stderr, "client merge: %s\n%s", error.empty() ? "missing value for --threshold" : error.c_str(),
-                     merge_usage);
-        return 2;
-      }
-      thresholds.push_back(std::move(*t));
-    } else if (a == "--threshold-interval") {
-      if (i + 1 >= argc || !parse_duration(argv[++i], interval_ns) || interval_ns < 1'000'000'000 ||
-          interval_ns % 1'000'000'000 != 0) {
-        std::fprintf(stderr, "client merge: --threshold-interval is whole seconds, e.g. 1s\n%s", merge_usage);
-        return 2;
-      }
-    } else if (a == "--hdr-out") {
-      if (i + 1 >= argc) {
-        std::fprintf(stderr, "client merge: missing value for --hdr-out\n%s", merge_usage);
-        return 2;
-      }
-      hdr_out = argv[++i];
-    } else if (a.starts_with("-")) {
-      std::fprintf(stderr, "client merge: unknown option %s\n%s", argv[i], merge_usage);
-      return 2;
-    } else {
-      paths.emplace_back(a);
-    }
+  MergeOptions options;
+  switch (cli::parse(merge_program, argc, argv, options)) {
+    case cli::Outcome::run: break;
+    case cli::Outcome::exit_ok: return 0;
+    case cli::Outcome::exit_usage: return 2;
   }
-  if (paths.empty()) {
-    std::fprintf(stderr, "client merge: no report given\n%s", merge_usage);
-    return 2;
-  }
-  if (interval_ns > 0 && thresholds.empty()) {
-    std::fprintf(stderr, "client merge: --threshold-interval without a --threshold\n");
-    return 2;
-  }
+  const bool json = options.json;
+  const std::string& hdr_out = options.hdr_out;
+  const std::vector<Threshold>& thresholds = options.thresholds;
+  const std::uint64_t interval_ns = options.threshold_interval_ns;
+  const std::vector<std::string>& paths = options.paths;
   simdjson::dom::parser parser;
   std::vector<Shard> shards(paths.size());
   Histogram latency, uncorrected;

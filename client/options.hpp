@@ -11,6 +11,7 @@
 #include "client/placeholder.hpp"
 #include "client/target.hpp"
 #include "client/threshold.hpp"
+#include "core/cli/flags.hpp"
 #include "core/io/completion.hpp"
 #include "core/uring/features.hpp"
 
@@ -51,6 +52,7 @@ struct Options {
   std::string method = "GET";
   std::vector<std::string> headers;  // "Name: value", as given
   std::string body;
+  std::string body_file;  // --body-file: where body is read from
   std::uint32_t pipeline = 1;
   std::uint64_t rate = 0;  // requests/s in total; 0: closed model
   std::uint64_t timeout_ns = 2'000'000'000;
@@ -64,7 +66,6 @@ struct Options {
   io::BackendKind backend = io::BackendKind::uring;
   uring::Features wanted_features = uring::Features::all();
   std::string uring_text = "all";
-  bool uring_given = false;
   bool json = false;
   std::string hdr_out;
   std::string hdr_log;
@@ -97,12 +98,31 @@ struct ShardShare {
 };
 ShardShare shard_share(const Options& options);
 
-enum class ParseOutcome { run, exit_ok, exit_usage };
+using ParseOutcome = cli::Outcome;
 
 // Parses argv; on a bad flag or URL prints a clear message to stderr.
 ParseOutcome parse_options(int argc, char** argv, Options& out);
 
+// The table of the client's flags (for tools/docs_tables).
+const cli::Program<Options>& command_line();
+
 // "500ms", "10s", "2m", "1h", "250us"; a bare number is seconds.
-bool parse_duration(std::string_view text, std::uint64_t& out_ns);
+using cli::parse_duration;
+
+// --threshold and --threshold-interval, for the client and client merge:
+// each stores into `thresholds` and `threshold_interval_ns` of its options.
+template <typename Options>
+bool store_threshold(std::string_view value, Options& out, std::string& error) {
+  std::optional<Threshold> t = parse_threshold(value, error);
+  if (!t) return false;
+  out.thresholds.push_back(std::move(*t));
+  return true;
+}
+template <typename Options>
+bool store_threshold_interval(std::string_view value, Options& out, std::string&) {
+  constexpr std::uint64_t ns_per_s = 1'000'000'000;  // whole seconds: the interval logs' own grain
+  return parse_duration(value, out.threshold_interval_ns) && out.threshold_interval_ns >= ns_per_s &&
+         out.threshold_interval_ns % ns_per_s == 0;
+}
 
 }  // namespace ringhttp::client

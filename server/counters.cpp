@@ -247,4 +247,35 @@ void render_metrics(std::span<const ShardCounters* const> shards, std::string& o
   }
 }
 
+std::string metrics_reference() {
+  std::string out = "| metric | type | label: values | what it counts |\n|---|---|---|---|\n";
+  for (const Family& f : families) {
+    std::string values;
+    const auto add = [&](std::string_view value) {
+      if (!values.empty()) values += ", ";
+      values += value;
+    };
+    if (!f.samples.empty()) {
+      for (const Sample& s : f.samples) add(s.value);
+    } else if (f.read == nullptr) {
+      for (std::size_t i = f.first; i < f.end; ++i) add(f.label_at(i));
+    }
+    out += "| `";
+    out += f.name;
+    out += "` | ";
+    out += f.type;
+    out += " | ";
+    if (!f.label.empty()) {
+      out += '`';
+      out += f.label;
+      out += "`: ";
+      out += values;
+    }
+    out += " | ";
+    out += f.help;
+    out += " |\n";
+  }
+  return out;
+}
+
 }  // namespace ringhttp::server

@@ -85,4 +85,8 @@ struct ShardCounters {
 // Renders the sum over `shards` in Prometheus text format into `out`.
 void render_metrics(std::span<const ShardCounters* const> shards, std::string& out);
 
+// The metrics as a Markdown table (name, type, label and its values,
+// help), for docs/SERVER.md: tools/docs_tables writes it there.
+std::string metrics_reference();
+
 }  // namespace ringhttp::server

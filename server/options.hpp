@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "core/cli/flags.hpp"
 #include "core/net/address.hpp"
 #include "core/io/completion.hpp"
 #include "core/uring/features.hpp"
@@ -17,13 +18,15 @@ using io::SendMode;  // --send
 const char* send_mode_name(SendMode mode);
 
 struct Options {
+  // --address and --port, then both as one address.
+  std::string host = "127.0.0.1";
+  std::uint32_t port = 8080;
   net::Address address;
   int shards = 0;  // 0: one per online CPU
   std::vector<int> cpus;
   io::BackendKind backend = io::BackendKind::uring;
   uring::Features wanted_features = uring::Features::all();
   std::string uring_text = "all";
-  bool uring_given = false;
   SendMode send_mode = SendMode::sendmsg;  // as asked; zc falls back to sendmsg where the kernel lacks it
 
   std::uint32_t request_line_bytes_max = 8192;  // 414 beyond; RFC 9112 section 3 asks at least 8,000
@@ -100,9 +103,12 @@ inline constexpr std::size_t jwt_secret_bytes_max = 4096;
 // empty when neither is given.
 bool load_jwt_secret(const Options& options, std::string& secret, std::string& error);
 
-enum class ParseOutcome { run, exit_ok, exit_usage };
+using ParseOutcome = cli::Outcome;
 
 // Parses argv; on a bad flag prints a clear message to stderr.
 ParseOutcome parse_options(int argc, char** argv, Options& out);
+
+// The table of the server's flags (for tools/docs_tables).
+const cli::Program<Options>& command_line();
 
 }  // namespace ringhttp::server

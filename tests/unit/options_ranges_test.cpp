@@ -1,87 +1,99 @@
-// docs/SERVER.md's table of the server's accepted flag values is the parser's:
-// each bound it names is accepted, one past it refused (exit 2), in both
-// spellings of a flag's value. A range changed on one side only fails here.
+// Each program's flag table is what its parser does: every number flag's
+// bounds are accepted and one past them refused (exit 2), in both
+// spellings of a flag's value; every flag that takes a value refuses a
+// missing one. docs/SERVER.md and docs/CLIENT.md are written from the same
+// tables (tools/docs_tables checks them).
 
 #include <gtest/gtest.h>
 
 #include <cstdint>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
+#include "client/options.hpp"
 #include "server/options.hpp"
 
-#ifndef RINGHTTP_SERVER_DOC
-#error "RINGHTTP_SERVER_DOC (docs/SERVER.md's path) comes from tests/unit/meson.build"
-#endif
-
-namespace ringhttp::server {
+namespace ringhttp {
 namespace {
 
-struct Range {
-  std::string flag;
-  std::uint64_t low = 0;
-  std::uint64_t high = 0;
-};
-
-// Rows of the form "| `--flag` | LOW to HIGH ... |" of the table headed
-// "| flag | accepted values |".
-std::vector<Range> documented_ranges() {
-  std::ifstream in(RINGHTTP_SERVER_DOC);
-  std::vector<Range> out;
-  bool in_table = false;
-  for (std::string line; std::getline(in, line);) {
-    if (line == "| flag | accepted values |") {
-      in_table = true;
-      continue;
-    }
-    if (!in_table) continue;
-    if (!line.starts_with("|")) break;
-    if (line.starts_with("|---")) continue;
-    const auto flag_begin = line.find('`');
-    const auto flag_end = line.find('`', flag_begin + 1);
-    const auto cell = line.find('|', flag_end) + 1;
-    std::istringstream values(line.substr(cell));
-    Range r;
-    r.flag = line.substr(flag_begin + 1, flag_end - flag_begin - 1);
-    std::string to;
-    values >> r.low >> to >> r.high;
-    EXPECT_EQ(to, "to") << line;
-    out.push_back(r);
-  }
-  return out;
-}
-
-ParseOutcome parse(std::vector<std::string> args) {
-  args.insert(args.begin(), "server");
+template <typename Options>
+cli::Outcome parse(std::vector<std::string> args, const Options& = {}) {
+  args.insert(args.begin(), "program");
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
   Options options;
-  return parse_options(int(argv.size()), argv.data(), options);
-}
-
-TEST(OptionsRanges, every_bound_in_the_server_doc_is_the_parsers) {
-  const std::vector<Range> ranges = documented_ranges();
-  ASSERT_EQ(ranges.size(), 24u) << "docs/SERVER.md's table of accepted values (" RINGHTTP_SERVER_DOC
-                                   ") was not found whole";
-  for (const Range& r : ranges) {
-    SCOPED_TRACE(r.flag);
-    EXPECT_EQ(parse({r.flag, std::to_string(r.low)}), ParseOutcome::run) << "low bound " << r.low;
-    EXPECT_EQ(parse({r.flag + "=" + std::to_string(r.high)}), ParseOutcome::run) << "high bound " << r.high;
-    if (r.low > 0) {
-      EXPECT_EQ(parse({r.flag, std::to_string(r.low - 1)}), ParseOutcome::exit_usage) << "below " << r.low;
-    }
-    EXPECT_EQ(parse({r.flag + "=" + std::to_string(r.high + 1)}), ParseOutcome::exit_usage);
+  if constexpr (std::is_same_v<Options, server::Options>) {
+    return server::parse_options(int(argv.size()), argv.data(), options);
+  } else {
+    return client::parse_options(int(argv.size()), argv.data(), options);
   }
 }
 
+// The flags a test needs beside the one it checks (the client needs
+// connections enough for -t and a URL that needs no resolver).
+template <typename Options>
+std::vector<std::string> with(std::vector<std::string> args) {
+  if constexpr (std::is_same_v<Options, client::Options>) {
+    for (const char* a : {"-c", "1000000", "http://127.0.0.1:1/"}) args.emplace_back(a);
+  }
+  return args;
+}
+
+template <typename Options>
+void check_bounds(const cli::Program<Options>& program) {
+  int checked = 0;
+  for (const cli::Flag<Options>& f : program.flags) {
+    if (f.kind != cli::Kind::number) continue;
+    const std::string name(f.name);
+    SCOPED_TRACE(name);
+    // -c is the extra flag the client's checks need: check it last, alone.
+    const bool is_connections = name == "--connections";
+    const auto run = [&](std::vector<std::string> args) {
+      return parse<Options>(is_connections ? args : with<Options>(args));
+    };
+    std::vector<std::string> low{name, std::to_string(f.min)};
+    if (is_connections) low.push_back("http://127.0.0.1:1/");
+    EXPECT_EQ(run(low), cli::Outcome::run) << "low bound " << f.min;
+    std::vector<std::string> high{name + "=" + std::to_string(f.max)};
+    if (is_connections) high.push_back("http://127.0.0.1:1/");
+    EXPECT_EQ(run(high), cli::Outcome::run) << "high bound " << f.max;
+    if (f.min > 0) {
+      EXPECT_EQ(run({name, std::to_string(f.min - 1)}), cli::Outcome::exit_usage) << "below " << f.min;
+    }
+    EXPECT_EQ(run({name + "=" + std::to_string(f.max + 1)}), cli::Outcome::exit_usage) << "above " << f.max;
+    ++checked;
+  }
+  EXPECT_GT(checked, 0);
+}
+
+TEST(OptionsRanges, every_number_flags_bounds_are_the_parsers) {
+  check_bounds(server::command_line());
+  check_bounds(client::command_line());
+}
+
 TEST(OptionsRanges, help_is_h_too_and_a_missing_value_is_refused) {
-  EXPECT_EQ(parse({"-h"}), ParseOutcome::exit_ok);
-  EXPECT_EQ(parse({"--help"}), ParseOutcome::exit_ok);
-  EXPECT_EQ(parse({"--port"}), ParseOutcome::exit_usage);
-  EXPECT_EQ(parse({"--no-such-flag", "1"}), ParseOutcome::exit_usage);
+  EXPECT_EQ(parse<server::Options>({"-h"}), cli::Outcome::exit_ok);
+  EXPECT_EQ(parse<server::Options>({"--help"}), cli::Outcome::exit_ok);
+  EXPECT_EQ(parse<client::Options>({"-h"}), cli::Outcome::exit_ok);
+  EXPECT_EQ(parse<server::Options>({"--no-such-flag", "1"}), cli::Outcome::exit_usage);
+  for (const cli::Flag<server::Options>& f : server::command_line().flags) {
+    if (f.value.empty()) continue;
+    EXPECT_EQ(parse<server::Options>({std::string(f.name)}), cli::Outcome::exit_usage) << f.name;
+  }
+  for (const cli::Flag<client::Options>& f : client::command_line().flags) {
+    if (f.value.empty()) continue;
+    EXPECT_EQ(parse<client::Options>({"http://127.0.0.1:1/", std::string(f.name)}), cli::Outcome::exit_usage) << f.name;
+  }
+}
+
+TEST(OptionsRanges, a_switch_takes_no_value_and_a_word_is_the_clients_url_only) {
+  EXPECT_EQ(parse<server::Options>({"--jwt-allow-no-exp=1"}), cli::Outcome::exit_usage);
+  EXPECT_EQ(parse<server::Options>({"--jwt-allow-no-exp"}), cli::Outcome::run);
+  EXPECT_EQ(parse<server::Options>({"8080"}), cli::Outcome::exit_usage);
+  EXPECT_EQ(parse<client::Options>({"-k=1", "https://127.0.0.1:1/"}), cli::Outcome::exit_usage);
+  EXPECT_EQ(parse<client::Options>({"-c5", "http://127.0.0.1:1/"}), cli::Outcome::run);
+  EXPECT_EQ(parse<client::Options>({"http://127.0.0.1:1/", "http://127.0.0.1:2/"}), cli::Outcome::exit_usage);
 }
 
 }  // namespace
-}  // namespace ringhttp::server
+}  // namespace ringhttp
