@@ -29,7 +29,7 @@ for c in api http llhttp; do
 done
 
 clang++ -std=c++20 "${flags[@]}" -I. -isystem /usr/share/include/llhttp \
-  tests/fuzz/request_parser_fuzz.cpp core/http/request_parser.cpp \
+  tests/fuzz/request_parser_fuzz.cpp core/http/request_parser.cpp core/http/framing_scanner.cpp \
   "$out"/llhttp_strict_*.o -o "$out/request_parser_fuzz"
 
 # A few valid requests as seeds, so the fuzzer starts from real HTTP.

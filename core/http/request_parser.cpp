@@ -1,6 +1,5 @@
 #include "core/http/request_parser.hpp"
 
-#include <algorithm>
 #include <array>
 #include <cassert>
 #include <cstring>
@@ -16,6 +15,7 @@ namespace {
 RequestParser& self(llhttp_t* p) { return *static_cast<RequestParser*>(p->data); }
 
 using text::ascii_lower;
+using text::is_space_or_tab;
 using text::is_tchar;
 
 std::string_view trim(std::string_view s) {
@@ -49,8 +49,6 @@ constexpr bool may_be_inspected(char first) {
 // the parts). Anything else (a space inside, '/', '@', a control byte) is
 // an invalid Host value.
 constexpr bool is_host_byte(char c) { return text::is_reg_name_byte(c) || c == '%'; }
-
-constexpr bool is_space_or_tab(char c) { return c == ' ' || c == '\t'; }
 
 // Where the query of a target starts (its '?'), or its size; `fragment`
 // is set when it has a '#'. Bytes up to `capacity` may be loaded (the
@@ -107,82 +105,6 @@ bool usual_host(const char* p, std::size_t len, const char* readable_end, bool& 
   (void)readable_end;
   (void)port;
   return false;
-#endif
-}
-
-// The first CR or LF in [p, end), or end: 16 bytes at a time where SSE2 is
-// there (every x86-64), never reading outside the range.
-const char* find_line_end(const char* p, const char* end) {
-#if defined(__SSE2__)
-  const __m128i cr = _mm_set1_epi8('\r');
-  const __m128i lf = _mm_set1_epi8('\n');
-  while (end - p >= 16) {
-    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-    const int hits = _mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(v, cr), _mm_cmpeq_epi8(v, lf)));
-    if (hits != 0) return p + __builtin_ctz(unsigned(hits));
-    p += 16;
-  }
-#endif
-  while (p < end && *p != '\r' && *p != '\n') ++p;
-  return p;
-}
-
-// Whether no two adjacent bytes of [p, end) break a framing rule, taking
-// every byte as framing: a CR followed by anything but LF, an LF not
-// preceded by a CR, an LF followed by whitespace or a colon. `first_after_cr`
-// and `first_after_lf` say what the byte before p was (the end of the previous feed);
-// neither, and an LF first counts as bare. Body bytes can make it say no;
-// then the scanner checks byte by byte. One pass, 16 bytes at a time.
-bool no_adjacent_fault(const char* p, const char* end, bool first_after_cr, bool first_after_lf) {
-#if defined(__SSE2__)
-  std::uint64_t carry_cr = first_after_cr ? 1u : 0u;
-  std::uint64_t carry_lf = first_after_lf ? 1u : 0u;
-  // Up to 64 bytes at once (`len`, at least 16, loaded 16 at a time, the
-  // last load overlapping the one before): bit i of each mask is byte i.
-  // `valid` marks the bytes not judged before. Each CR's successor must be
-  // an LF; the few bytes after an LF are looked at one by one.
-  const auto chunk_ok = [&](const char* base, unsigned len, std::uint64_t valid) {
-    std::uint64_t cr = 0;
-    std::uint64_t lf = 0;
-    const auto add = [&](unsigned at) {
-      const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(base + at));
-      cr |= std::uint64_t(unsigned(_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8('\r'))))) << at;
-      lf |= std::uint64_t(unsigned(_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8('\n'))))) << at;
-    };
-    unsigned at = 0;
-    for (; len - at >= 16; at += 16) add(at);
-    if (at < len) add(len - 16);
-    const std::uint64_t after_cr = (cr << 1) | carry_cr;
-    if (((after_cr ^ lf) & valid) != 0) return false;  // a CR without its LF, or an LF without its CR
-    for (std::uint64_t after_lf = ((lf << 1) | carry_lf) & valid; after_lf != 0; after_lf &= after_lf - 1) {
-      const char c = base[__builtin_ctzll(after_lf)];
-      if (is_space_or_tab(c) || c == ':') return false;
-    }
-    carry_cr = (cr >> (len - 1)) & 1u;
-    carry_lf = (lf >> (len - 1)) & 1u;
-    return true;
-  };
-  const char* const begin = p;
-  for (; end - p >= 64; p += 64) {
-    if (!chunk_ok(p, 64, ~std::uint64_t(0))) return false;
-  }
-  if (p == end) return true;
-  const auto n = unsigned(end - p);
-  if (end - begin >= 64) {
-    // The last 64 bytes of the feed, the n new ones at their end: the byte
-    // before the first of them is in the same chunk, so no carry is needed.
-    return chunk_ok(end - 64, 64, ~std::uint64_t(0) << (64 - n));
-  }
-  if (n >= 16) return chunk_ok(p, n, (std::uint64_t(1) << n) - 1);
-  alignas(16) char tail[16] = {};
-  std::memcpy(tail, p, n);
-  return chunk_ok(tail, 16, (std::uint64_t(1) << n) - 1);
-#else
-  (void)p;
-  (void)end;
-  (void)first_after_cr;
-  (void)first_after_lf;
-  return false;  // the byte-by-byte scan decides
 #endif
 }
 
@@ -253,9 +175,7 @@ void RequestParser::reset(const Limits& limits, RequestEvents* events) {
   in_message_ = false;
   headers_done_ = false;
   pending_ = Pending::none;
-  seam_ = 0;
-  past_headers_ = false;
-  framing_run_bytes_ = 0;
+  framing_.reset();
   unknown_method_ = false;
   unknown_method_len_ = 0;
 }
@@ -266,14 +186,12 @@ RequestParser::Result RequestParser::feed(const char* data, std::size_t len) {
   const char* const end = data + len;
   if (unknown_method_) return scan_unknown_method(data, data, end);
   const char* pos = data;
-  scan_from_ = data;
   feed_end_ = end;
-  feed_clean_ = no_adjacent_fault(data, end, (seam_ & seam_cr) != 0, (seam_ & seam_line) != 0);
+  framing_.begin_feed(data, end);
   while (true) {
     const llhttp_errno_t rc = llhttp_execute(&llhttp_, pos, std::size_t(end - pos));
     if (rc == HPE_OK) {
-      if (!scan_framing(scan_from_, end)) return {Status::error, std::size_t(end - data)};
-      scan_from_ = end;
+      if (!scan_framing(end)) return {Status::error, std::size_t(end - data)};
       return {Status::done, len};
     }
     const char* const at = llhttp_get_error_pos(&llhttp_);
@@ -299,7 +217,7 @@ RequestParser::Result RequestParser::feed(const char* data, std::size_t len) {
     // llhttp (or one of our callbacks) refused a byte. A framing rule
     // broken before it is the earlier fault and is reported instead, so the
     // verdict is the same however the input was split.
-    if (error_ == ParseError::none && scan_framing(scan_from_, at)) {
+    if (error_ == ParseError::none && scan_framing(at)) {
       // A framing fault llhttp found first is the scanner's kind too: the
       // byte after a CR or after chunk data (the scanner has read up to
       // it), or a bare LF refused by a byte-by-byte check of llhttp's
@@ -308,8 +226,8 @@ RequestParser::Result RequestParser::feed(const char* data, std::size_t len) {
       const bool byte_check = rc == HPE_INVALID_HEADER_TOKEN || rc == HPE_INVALID_CHUNK_SIZE || rc == HPE_STRICT ||
                               rc == HPE_CR_EXPECTED || rc == HPE_LF_EXPECTED;
       const bool bare_lf = byte_check && at < end && *at == '\n';
-      if (callback_error_ == ParseError::none && ((seam_ & (seam_cr | seam_crlf)) != 0 || bare_lf)) {
-        if (!bare_lf || scan_framing(at, at + 1)) error_ = ParseError::bad_framing;
+      if (callback_error_ == ParseError::none && (framing_.line_end_due() || bare_lf)) {
+        if (!bare_lf || scan_framing(at + 1)) error_ = ParseError::bad_framing;
       } else if (callback_error_ != ParseError::none) {
         error_ = callback_error_;
       } else if (rc == HPE_UNEXPECTED_CONTENT_LENGTH) {
@@ -321,7 +239,7 @@ RequestParser::Result RequestParser::feed(const char* data, std::size_t len) {
         // scanner counted them, after any empty lines before the request).
         // Read on to the space (in later feeds too) to tell 501 from 400.
         unknown_method_ = true;
-        unknown_method_len_ = framing_run_bytes_ > 0 ? 1 : 0;
+        unknown_method_len_ = framing_.run_bytes() > 0 ? 1 : 0;
         in_message_ = true;
         return scan_unknown_method(data, at, end);
       } else {
@@ -355,88 +273,18 @@ RequestParser::Result RequestParser::deliver(const char* data, const char* at) {
   const Pending pending = pending_;
   pending_ = Pending::none;
   assert(pending != Pending::none);
-  if (!scan_framing(scan_from_, at)) return {Status::error, std::size_t(at - data)};
-  scan_from_ = at;
+  if (!scan_framing(at)) return {Status::error, std::size_t(at - data)};
   llhttp_resume(&llhttp_);
   if (pending == Pending::headers) {
     // What follows is chunked framing or body data, not the header section.
-    past_headers_ = true;
-    framing_run_bytes_ = 0;
+    framing_.header_section_ended();
     if (buf_->head.expect_continue && events_ != nullptr) events_->on_request_headers(buf_->head);
     return {Status::done, std::size_t(at - data)};
   }
   // The next request's framing starts here.
-  past_headers_ = false;
-  framing_run_bytes_ = 0;
+  framing_.request_ended();
   const bool pause = events_ != nullptr && events_->on_request(buf_->head);
   return {pause ? Status::paused : Status::done, std::size_t(at - data)};
-}
-
-inline bool RequestParser::scan_byte(char c) {
-  if ((seam_ & seam_crlf) != 0) {
-    // Chunk data is followed by exactly CRLF (llhttp 8.1 skips two bytes).
-    if (c != '\r') return refuse(ParseError::bad_framing);
-    seam_ = seam_cr;
-    return true;
-  }
-  if ((seam_ & seam_cr) != 0) {
-    if (c != '\n') return refuse(ParseError::bad_framing);
-    seam_ = seam_line;
-    return true;
-  }
-  if (c == '\r') {
-    seam_ = seam_cr;
-    return true;
-  }
-  // A line that starts with whitespace is obsolete line folding (RFC 9112
-  // section 5.2), which a server must refuse or unfold: refused. One that
-  // starts with a colon has an empty field name, which llhttp 8.1 takes as
-  // more of the previous line's value ("Host: a" then ": x" reads Host
-  // "ax"): refused too.
-  if ((seam_ & seam_line) != 0 && (is_space_or_tab(c) || c == ':')) return refuse(ParseError::bad_framing);
-  // Every line ends in CRLF: an LF the CR branch above did not take is a
-  // bare LF, refused wherever it is (RFC 9112 section 2.2 lets a recipient
-  // take one as a line end; taking it in some places and not in others is
-  // what lets two parsers disagree on where a message ends).
-  if (c == '\n') return refuse(ParseError::bad_framing);
-  seam_ = 0;
-  return true;
-}
-
-bool RequestParser::scan_framing(const char* from, const char* to) {
-  assert(from <= to);
-  if (from == to) return true;  // at a feed's end, usually
-  // Every framing byte counts against the limit (spaces llhttp skips
-  // without a callback included); the byte that crosses it is the fault.
-  const std::size_t limit = limits_.header_bytes_max;
-  const std::size_t allowed = limit - std::min(framing_run_bytes_, limit);
-  const char* const stop = std::size_t(to - from) > allowed ? from + allowed : to;
-  const char* p = from;
-  if (feed_clean_) {
-    // No two adjacent bytes of this feed break a rule, nor its first byte
-    // after the previous feed's last (feed() looked), so only what body
-    // data leaves can: the first byte after it (feed() took a body's last
-    // CR as the pair of an LF after it) and the CRLF after chunk data.
-    while (p < stop && (seam_ & (seam_crlf | seam_body)) != 0) {
-      if (!scan_byte(*p)) return false;
-      ++p;
-    }
-    if (p < stop) seam_ = seam_after(stop[-1]);
-    p = stop;
-  }
-  while (p < stop) {
-    // Between line ends nothing can break a rule: skip to the next CR or
-    // LF unless the byte before asked for something.
-    if (seam_ == 0) {
-      p = find_line_end(p, stop);
-      if (p == stop) break;
-    }
-    if (!scan_byte(*p)) return false;
-    ++p;
-  }
-  framing_run_bytes_ += std::size_t(stop - from);
-  if (stop != to) return refuse(past_headers_ ? ParseError::framing_too_large : ParseError::header_too_large);
-  return true;
 }
 
 int RequestParser::fail(ParseError error) {
@@ -913,17 +761,14 @@ int RequestParser::on_chunk_header(llhttp_t* p) {
 int RequestParser::on_body(llhttp_t* p, const char* at, std::size_t len) {
   RequestParser& s = self(p);
   // The framing before this body data is checked now, and the data skipped.
-  if (!s.scan_framing(s.scan_from_, at)) return -1;
-  s.scan_from_ = at + len;
-  s.past_headers_ = true;
-  s.framing_run_bytes_ = 0;
-  s.seam_ = seam_body;
+  if (!s.scan_framing(at)) return -1;
+  s.framing_.skip_body(at + len);
   if ((p->flags & F_CHUNKED) != 0) {
     // llhttp never reports more data than the chunk's size; were it to,
     // the framing could not be trusted.
     if (len > s.chunk_left_) return s.fail(ParseError::bad_framing);
     s.chunk_left_ -= len;
-    if (s.chunk_left_ == 0) s.seam_ = seam_crlf;
+    if (s.chunk_left_ == 0) s.framing_.chunk_data_ended();
   }
   if (!s.body_truncated_) {
     if (body_kept_bytes_max - s.body_len_ < len) {

@@ -6,14 +6,12 @@
 // mode (subprojects/llhttp: field names are tokens, a space included; no raw
 // non-ASCII byte or tab in a target), and every framing byte (all but body
 // data: request line, header section, chunk-size lines and trailers) passes
-// a small scanner of our own as well, since even strict llhttp 8.1 takes a
-// bare LF in some places and not others: every line ends in CRLF (a CR must
-// be followed by LF, an LF preceded by CR), chunk data is followed by
-// exactly CRLF, no line may start with whitespace (obsolete folding) or a
-// colon, and every framing byte counts against the header limit. A
-// request's events are delivered only once the scanner has seen every byte
-// up to its end (llhttp is paused there), so no request is answered whose
-// framing was not checked.
+// a small scanner of our own as well (framing_scanner.hpp: every line ends
+// in CRLF, chunk data in exactly CRLF, no folded lines, a header limit on
+// every framing byte), since even strict llhttp 8.1 takes a bare LF in some
+// places and not others. A request's events are delivered only once the
+// scanner has seen every byte up to its end (llhttp is paused there), so no
+// request is answered whose framing was not checked.
 //
 // Input may arrive split at any byte; the parser keeps what it must (the
 // request target, bounded) and nothing else, so the caller may recycle each
@@ -31,6 +29,7 @@
 #include <cstdint>
 #include <string_view>
 
+#include "core/http/framing_scanner.hpp"
 #include "core/http/parse_error.hpp"
 
 namespace ringhttp::http {
@@ -205,9 +204,13 @@ class RequestParser {
   // For callbacks: records why, returns llhttp's "stop". feed() reports it
   // unless the framing scanner finds an earlier fault.
   int fail(ParseError error);
-  // For the framing scanner: the error, at once.
-  bool refuse(ParseError error) {
-    if (error_ == ParseError::none) error_ = error;
+  // Scans the current feed's framing bytes up to `to`; false (error_ set)
+  // at the first byte that breaks a rule. Deterministic per byte, so the
+  // verdict does not depend on how the input was split.
+  bool scan_framing(const char* to) {
+    const ParseError e = framing_.scan_to(to, limits_.header_bytes_max);
+    if (e == ParseError::none) return true;
+    if (error_ == ParseError::none) error_ = e;
     return false;
   }
   void end_header_line();
@@ -219,13 +222,8 @@ class RequestParser {
   void transfer_coding_byte(char c);
   void end_transfer_coding();
   Result scan_unknown_method(const char* data, const char* from, const char* end);
-  bool scan_byte(char c);
   ParseError check_head(const llhttp_t* p);
   void normalize_target();
-  // Scans framing bytes [from, to) of the current feed; false (error_ set)
-  // at the first byte that breaks a rule. Deterministic per byte, so the
-  // verdict does not depend on how the input was split.
-  bool scan_framing(const char* from, const char* to);
   Result deliver(const char* data, const char* at);
 
   llhttp_t llhttp_{};
@@ -276,25 +274,12 @@ class RequestParser {
   bool host_invalid_ = false;
   HostPart host_part_ = HostPart::before;
   std::uint16_t unknown_method_len_ = 0;  // its bytes so far, at most the request line's limit
+  Pending pending_ = Pending::none;  // in the padding before chunk_left_: an idle parser stays at 248 bytes
   std::uint64_t chunk_left_ = 0;  // data bytes of the current chunk not yet seen
-  // The framing scanner (see the top of this file). Its state carries over
-  // feeds; scan_from_ is where the current feed's unscanned framing starts.
-  const char* scan_from_ = nullptr;
   const char* feed_end_ = nullptr;  // the end of the current feed: bytes before it may be read
-  bool feed_clean_ = false;      // no two adjacent bytes of the current feed break a rule
-  // What the framing byte before the next one asks of it (at most one bit):
-  static constexpr std::uint8_t seam_cr = 1;    // it was a CR: LF must follow
-  static constexpr std::uint8_t seam_crlf = 2;  // chunk data just ended: CR must follow (then LF)
-  static constexpr std::uint8_t seam_line = 4;  // it was an LF: a line starts
-  static constexpr std::uint8_t seam_body = 8;  // body data just ended: the next byte is read alone too
-  std::uint8_t seam_ = 0;
-  // What a framing byte asks of the next: a CR its LF, an LF a line start.
-  static std::uint8_t seam_after(char c) {
-    return std::uint8_t((c == '\r' ? seam_cr : 0) | (c == '\n' ? seam_line : 0));
-  }
-  bool past_headers_ = false;    // the scanner is past this request's header section
-  Pending pending_ = Pending::none;  // beside the flags above: an idle parser stays at 248 bytes
-  std::size_t framing_run_bytes_ = 0;  // framing bytes since the request began or the last body byte
+  // The framing scanner (see the top of this file); its state carries over
+  // feeds.
+  FramingScanner framing_;
   std::uint64_t body_bytes_ = 0;
   Buffers* buf_ = nullptr;  // lent while a request may be in progress
 };

@@ -30,6 +30,10 @@ constexpr bool is_tchar(char c) {
   }
 }
 
+// RFC 9110 section 5.6.3: the bytes of optional whitespace (OWS), which
+// may surround a field value and may not start a field line.
+constexpr bool is_space_or_tab(char c) { return c == ' ' || c == '\t'; }
+
 // RFC 3986 section 3.2.2: the bytes of a reg-name (a host name) other
 // than percent-encoding: unreserved (letters, digits, - . _ ~) and
 // sub-delims. The server's Host check adds '%'; the client, whose names go
