@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets in tests/fuzz/ with clang (address and
 # undefined-behaviour sanitizers on) and runs each for a short time: the
-# request parser, POST /echo's body parser, and the bearer-token verifier.
+# request parser, its framing scanner alone, POST /echo's body parser, and
+# the bearer-token verifier.
 # Then the hostile-client driver runs against the real server with random
 # seeds for as long, half of the time over HTTP and half over HTTPS, and
 # prints the seed of any failure.
@@ -16,7 +17,7 @@ run_driver=1
 [[ "${2:-}" == "--no-driver" ]] && run_driver=0
 
 out=build-fuzz
-mkdir -p "$out/corpus/request_parser" "$out/corpus/echo_body" "$out/corpus/jwt"
+mkdir -p "$out/corpus/request_parser" "$out/corpus/framing_scanner" "$out/corpus/echo_body" "$out/corpus/jwt"
 flags=(-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -D_GNU_SOURCE)
 
 # llhttp's C sources (Debian's node-llhttp), compiled once.
@@ -39,6 +40,16 @@ seed chunked '\x02\x07\x01POST /a HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chun
 seed length '\x01\x09POST /a HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\nConnection: close\r\n\r\nabcGET / HTTP/1.1\r\nHost: a\r\n\r\n'
 seed kept '\x02\x11\x05POST /echo HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\nOrigin: https://x\r\nContent-Length: 5\r\n\r\nhelloGET / HTTP/1.1\r\nHost: b\r\nAuthorization: Bearer x\r\n\r\n'
 
+clang++ -std=c++20 "${flags[@]}" -I. tests/fuzz/framing_scanner_fuzz.cpp core/http/framing_scanner.cpp \
+  -o "$out/framing_scanner_fuzz"
+# Seeds for the scanner: a limit byte, a cut byte, then framing with marks
+# (0xfd a header section's end, 0xfc a request's end, 0xff or 0xfe and a
+# length: body or chunk data).
+framing() { printf '%b' "$2" > "$out/corpus/framing_scanner/$1"; }
+framing request '\x80\x11GET / HTTP/1.1\r\nHost: a\r\n\r\n\xfcGET /b HTTP/1.1\r\n\r\n'
+framing body '\x80\x30POST / HTTP/1.1\r\nContent-Length: 3\r\n\r\n\xfd\xff\x03a\r\n\xfcGET / HTTP/1.1\r\n\r\n'
+framing chunked '\x40\x05POST / HTTP/1.1\r\n\r\n\xfd5\r\n\xfe\x05hello\r\n0;x=1\r\nT: y\r\n\r\n\xfc'
+framing faults '\x20\x07GET / HTTP/1.1\nHost: a\r\n b\r\n: c\rx\r\n\r\n'
 clang++ -std=c++20 "${flags[@]}" -I. tests/fuzz/echo_body_fuzz.cpp core/json/echo_body.cpp \
   core/http/json_writer.cpp -lsimdjson -o "$out/echo_body_fuzz"
 clang++ -std=c++20 "${flags[@]}" -I. tests/fuzz/jwt_fuzz.cpp core/auth/jwt.cpp core/auth/base64url.cpp \
@@ -65,6 +76,7 @@ run() {  # target, corpus, max_len
   echo "fuzz.sh: $1 ran ${seconds}s without a finding"
 }
 run request_parser request_parser 4096
+run framing_scanner framing_scanner 4096
 run echo_body echo_body 4096
 run jwt jwt 2048
 
