@@ -5,6 +5,7 @@ set -euo pipefail
 
 packages=(meson ninja-build pkg-config g++ liburing-dev libsimdjson-dev libmimalloc-dev
           libgtest-dev libbenchmark-dev node-llhttp libssl-dev zlib1g-dev
+          libnghttp2-dev  # the client's HTTP/2 (core/http2)
           clang libclang-rt-14-dev  # libFuzzer targets (tools/fuzz.sh)
           libhdrhistogram-java default-jre-headless  # --hdr-log is checked by HdrHistogram's own reader
           nginx-light h2o nodejs python3  # the benchmark's peers: tests/bench checks their workloads
