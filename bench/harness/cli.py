@@ -17,7 +17,6 @@ import json
 import os
 import re
 import shutil
-import signal
 import sys
 import tempfile
 import time
@@ -32,8 +31,8 @@ from .rows import (
     AXES, AXIS_CONTROLS, BY_NAME, GROUPS, all_rows, also_client_rows, axis_rows, estimate_s, every_row, gets_memory_row,
     select, usage_error,
 )
-from .processes import Running, StartError, WrongAnswer, hold_signals
-from .database import Database
+from .processes import StartError, WrongAnswer
+from .interrupts import INTERRUPTED, Interrupted, sigterm_as_ctrl_c, stop_processes
 from .runs import measure, open_rate
 from .cold_start import cold_start
 from .profile import PROFILE_MIN_DURATION_S, perf_missing, profile, profile_chart, profile_tables
@@ -69,9 +68,6 @@ def rate_list(text):
         return parse_rates(text)
     except ValueError as e:
         raise argparse.ArgumentTypeError(str(e)) from None
-
-
-INTERRUPTED = 130  # the exit status of a run stopped by SIGTERM or Ctrl-C (128 + SIGINT, as a shell says)
 
 
 def parse_args(argv):
@@ -378,21 +374,15 @@ def main(argv):
     runs = {r.id: [] for r in runnable}
     total = len(runnable) * a.iterations
     done = 0
-    interrupted = None
-    try:
+    with Interrupted() as stop:
         done = measure_all(ctx, a, runnable, instances, runs)
-    except KeyboardInterrupt as e:
-        interrupted = str(e) or "SIGINT"
-        hold_signals()
-        for running in list(Running.live):
-            running.stop()
-        for db in list(Database.live):
-            db.stop()
+    interrupted = stop.reason
+    if interrupted:
+        stop_processes()
         done = sum(len(v) for v in runs.values())
         print(f"bench: interrupted ({interrupted}) after {done} of {total} runs: writing what was measured",
               file=sys.stderr, flush=True)
         runnable = [r for r in runnable if runs[r.id]]  # the rows that ran at least once
-
 
     summaries = {r.id: summarize(r, runs[r.id]) for r in runnable}
     for r in runnable:
@@ -610,8 +600,7 @@ def rate_sweep_main(ctx, a, rows, env, env_lines, base):
     print(f"rate sweep: {a.sweep_row.id} at {', '.join(f'{r:,}' for r in a.rates)} requests/s, {a.iterations} "
           f"iteration(s) of {a.warmup} s warm-up + {a.duration} s each", flush=True)
     runs = {r.id: [] for r in rows}
-    interrupted = None
-    try:
+    with Interrupted() as stop:
         for it in range(1, a.iterations + 1):
             for r in rows:
                 rec = measure(ctx, r)
@@ -624,11 +613,9 @@ def rate_sweep_main(ctx, a, rows, env, env_lines, base):
                           f"p99 {rec['p99_ms']:.2f} ms (uncorrected {fmt(rec['p99_uncorrected_ms'], '.2f')})",
                           flush=True)
                 time.sleep(ctx.cool_down)
-    except KeyboardInterrupt as e:
-        interrupted = str(e) or "SIGINT"
-        hold_signals()
-        for running in list(Running.live):
-            running.stop()
+    interrupted = stop.reason
+    if interrupted:
+        stop_processes()
         rows = [r for r in rows if runs[r.id]]
     summaries = {r.id: summarize(r, runs[r.id]) for r in rows}
     failures = [f"{r.id}: {f}" for r in rows for f in summaries[r.id]["failures"]]
@@ -663,24 +650,17 @@ def rate_sweep_main(ctx, a, rows, env, env_lines, base):
     return 1 if failures else 0
 
 
-def interrupt(signum, _frame):
-    """SIGTERM as Ctrl-C is: the run stops where it is and writes what it measured."""
-    raise KeyboardInterrupt(signal.Signals(signum).name)
-
-
 def run(argv):
     """main(), and every process the harness started stopped, whatever happens."""
-    signal.signal(signal.SIGTERM, interrupt)
+    sigterm_as_ctrl_c()
     code = INTERRUPTED
     try:
-        code = main(argv)
-    except KeyboardInterrupt:
-        print("bench: interrupted", file=sys.stderr)
+        with Interrupted() as stop:
+            code = main(argv)
+        if stop.reason:
+            print("bench: interrupted", file=sys.stderr)
     finally:
-        for running in list(Running.live):
-            running.stop()
-        for db in list(Database.live):  # after the servers using it
-            db.stop()
+        stop_processes()  # the servers, then the databases they used
         for ctx in list(Context.live):  # the run's private directory: bodies, secret, the TLS rows' CA
             ctx.remove()
     return code

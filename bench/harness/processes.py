@@ -209,13 +209,6 @@ class Running:
         return self.proc.returncode
 
 
-def hold_signals():
-    """After SIGTERM or Ctrl-C has stopped a run: stopping what it started and
-    writing what it measured are not cut short by another."""
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, signal.SIG_IGN)
-
-
 class StartError(Exception):
     pass
 

@@ -23,7 +23,8 @@ import tempfile
 import time
 
 from .constants import CLIENT_CPU, GENERATOR_GRACE_S
-from .processes import hold_signals, user_system_ticks, wait_while_running
+from .interrupts import Interrupted
+from .processes import user_system_ticks, wait_while_running
 from .runs import measure
 from .summary import fmt, summarize
 from .render import gnuplot_missing, run_gnuplot
@@ -262,12 +263,9 @@ def profile(ctx, row, iterations, recordings_dir):
     summary and failures; the Profile)."""
     plain, recorded, failures = [], [], []
     prof = Profile()
-    interrupted = None
-    try:
+    with Interrupted() as stop:  # SIGTERM or Ctrl-C: what was measured so far is the record
         record_iterations(ctx, row, iterations, recordings_dir, plain, recorded, failures, prof)
-    except KeyboardInterrupt as e:  # SIGTERM or Ctrl-C: what was measured so far is the record
-        hold_signals()
-        interrupted = str(e) or "SIGINT"
+    interrupted = stop.reason
     summaries = {"plain": summarize(row, plain), "recorded": summarize(row, recorded)}
     overhead = {}
     for key in ("server_cpu_us", "rps"):

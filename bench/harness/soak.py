@@ -18,7 +18,8 @@ import subprocess
 import time
 
 from .constants import CLIENT_CPU, GENERATOR_GRACE_S, MEMORY_SETTLE_S
-from .processes import Running, StartError, established, get_once, hold_signals, rss_bytes, run_bounded
+from .interrupts import Interrupted
+from .processes import Running, StartError, established, get_once, rss_bytes, run_bounded
 from .runs import database_ready, run_client
 
 SOAK_PHASES = 4                         # the seeds' four
@@ -117,67 +118,69 @@ def soak(ctx, rows, phases, driver=None):
     row = rows[0]
     record = {"rows": [r.id for r in rows], "hostile": bool(driver), "phases": [], "failures": []}
     running = hostile = None
+    stop = Interrupted()
     try:
-        extra = list(hostile_flags(driver)) if driver else []
-        database = [r for r in rows if r.workload.database]
-        if database:  # the database rows' loads against the run's cluster, its connections up first
-            extra += row.server.database_args(ctx, row.variant)
-        running = Running(ctx, row.server, row.variant, extra_args=extra)
-        if database:
-            ready = {"startup": running.startup_line()}
-            database_ready(ctx, database[0], running, ready)
-            if "failure" in ready:
-                raise StartError(ready["failure"])
-        for i in range(1, phases + 1):
-            if driver:
-                hostile = Hostile(driver, running.port, len(rows) * (ctx.warmup + ctx.duration),
-                                  os.path.join(running.rundir, f"hostile-{i}.log"))
-            loads = []
-            for r in rows:
-                run = run_client(ctx, r, running)
-                loads.append({"row": r.id, "requests": run.get("requests", 0), "errors": run.get("errors"),
-                              "rps": run.get("rps"), "server_cpu_us": run.get("server_cpu_us")})
-                if "failure" in run:
-                    record["failures"].append(f"phase {i}, {r.id}: {run['failure']}")
+        with stop:  # SIGTERM or Ctrl-C: the phases done so far are the record
+            extra = list(hostile_flags(driver)) if driver else []
+            database = [r for r in rows if r.workload.database]
+            if database:  # the database rows' loads against the run's cluster, its connections up first
+                extra += row.server.database_args(ctx, row.variant)
+            running = Running(ctx, row.server, row.variant, extra_args=extra)
+            if database:
+                ready = {"startup": running.startup_line()}
+                database_ready(ctx, database[0], running, ready)
+                if "failure" in ready:
+                    raise StartError(ready["failure"])
+            for i in range(1, phases + 1):
+                if driver:
+                    hostile = Hostile(driver, running.port, len(rows) * (ctx.warmup + ctx.duration),
+                                      os.path.join(running.rundir, f"hostile-{i}.log"))
+                loads = []
+                for r in rows:
+                    run = run_client(ctx, r, running)
+                    loads.append({"row": r.id, "requests": run.get("requests", 0), "errors": run.get("errors"),
+                                  "rps": run.get("rps"), "server_cpu_us": run.get("server_cpu_us")})
+                    if "failure" in run:
+                        record["failures"].append(f"phase {i}, {r.id}: {run['failure']}")
+                    if running.proc.poll() is not None:
+                        break
+                hostile_record = hostile.finish() if hostile else None
+                closed = settle(running.port)
+                requests = sum(x["requests"] for x in loads)
+                cpu = [(x["requests"], x["server_cpu_us"]) for x in loads if x["server_cpu_us"]]
+                sample = {"phase": i, "requests": requests,
+                          "errors": sum(x["errors"] or 0 for x in loads) if all(x["errors"] is not None for x in loads)
+                          else None,
+                          "rps": loads[0]["rps"] if len(loads) == 1 else None,
+                          "server_cpu_us": sum(n * c for n, c in cpu) / sum(n for n, _ in cpu) if cpu else None,
+                          "loads": loads, "hostile": hostile_record,
+                          "rss_bytes": rss_bytes(running.pid), "descriptors": descriptors(running.pid),
+                          "pools": pool_gauges(running.port)}
+                record["phases"].append(sample)
+                print(f"soak phase {i}/{phases}: {sample['requests']:,} requests, {sample['errors']} errors"
+                      + (f", hostile: {hostile_record['rounds']} rounds, {hostile_record['connections']} connections"
+                         if hostile_record else "")
+                      + f", RSS {sample['rss_bytes'] / 2**20:.2f} MiB, {sample['descriptors']} descriptors, "
+                      f"pools {sample['pools'] or 'n/a'}", flush=True)
+                if hostile_record and "failure" in hostile_record:
+                    record["failures"].append(f"phase {i}: {hostile_record['failure']}")
+                if not closed:
+                    record["failures"].append(f"phase {i}: connections still established {SOAK_SETTLE_S} s after "
+                                              "the load")
                 if running.proc.poll() is not None:
+                    record["failures"].append(f"phase {i}: the server exited with status {running.proc.returncode}")
                     break
-            hostile_record = hostile.finish() if hostile else None
-            closed = settle(running.port)
-            requests = sum(x["requests"] for x in loads)
-            cpu = [(x["requests"], x["server_cpu_us"]) for x in loads if x["server_cpu_us"]]
-            sample = {"phase": i, "requests": requests,
-                      "errors": sum(x["errors"] or 0 for x in loads) if all(x["errors"] is not None for x in loads)
-                      else None,
-                      "rps": loads[0]["rps"] if len(loads) == 1 else None,
-                      "server_cpu_us": sum(n * c for n, c in cpu) / sum(n for n, _ in cpu) if cpu else None,
-                      "loads": loads, "hostile": hostile_record,
-                      "rss_bytes": rss_bytes(running.pid), "descriptors": descriptors(running.pid),
-                      "pools": pool_gauges(running.port)}
-            record["phases"].append(sample)
-            print(f"soak phase {i}/{phases}: {sample['requests']:,} requests, {sample['errors']} errors"
-                  + (f", hostile: {hostile_record['rounds']} rounds, {hostile_record['connections']} connections"
-                     if hostile_record else "")
-                  + f", RSS {sample['rss_bytes'] / 2**20:.2f} MiB, {sample['descriptors']} descriptors, "
-                  f"pools {sample['pools'] or 'n/a'}", flush=True)
-            if hostile_record and "failure" in hostile_record:
-                record["failures"].append(f"phase {i}: {hostile_record['failure']}")
-            if not closed:
-                record["failures"].append(f"phase {i}: connections still established {SOAK_SETTLE_S} s after the load")
-            if running.proc.poll() is not None:
-                record["failures"].append(f"phase {i}: the server exited with status {running.proc.returncode}")
-                break
     except StartError as e:
         record["failures"].append(str(e))
-        return record
-    except KeyboardInterrupt as e:  # SIGTERM or Ctrl-C: the phases done so far are the record
-        hold_signals()
-        record["interrupted"] = str(e) or "SIGINT"
         return record
     finally:
         if hostile:
             hostile.stop()
         if running:
             running.stop()
+    if stop.reason:
+        record["interrupted"] = stop.reason
+        return record
     record["failures"] += growth(record["phases"])
     return record
 
