@@ -17,6 +17,7 @@ memory       RSS per idle connection, held by forked holders
 environment  the machine and build beside every number
 summary      medians, ranges, ratios, the ladder, the targets (database rows, open model)
 render       tables, memory tables and notes, the chart
+report       every mode's report written one way: the markdown, the raw JSON, where they went, the exit status
 profile      a row's server recorded by perf in its measured window: top functions, folded stacks, chart
 rate_sweep   one row in the open model at rising rates: achieved rate and corrected p99, a table and a chart
 context      one run's resolved options and the bodies and token rows need

@@ -33,6 +33,7 @@ from .rows import (
 )
 from .processes import StartError, WrongAnswer
 from .interrupts import INTERRUPTED, Interrupted, sigterm_as_ctrl_c, stop_processes
+from .report import failed, finish, verdict, write_report
 from .runs import measure, open_rate
 from .cold_start import cold_start
 from .profile import PROFILE_MIN_DURATION_S, perf_missing, profile, profile_chart, profile_tables
@@ -453,8 +454,7 @@ def main(argv):
         text += ("\n\n## Memory per idle keep-alive connection\n\n" + text_table(side_header, side_body) + "\n\n"
                  + text_table(mem_header, mem_body) + "\n\n" + "\n".join(mem_notes))
     print("\n" + text + "\n\n" + "\n".join(notes))
-    md = ("# ringhttp benchmark " + stamp + "\n\n## Environment\n\n" + "\n".join(env_lines) + "\n\n## Results\n\n"
-          + md_table(header, body) + "\n\n" + "\n\n".join(notes) + "\n")
+    md = ("## Results\n\n" + md_table(header, body) + "\n\n" + "\n\n".join(notes) + "\n")
     if targets:
         md += "\n" + targets_title + "\n\n" + "\n".join(f"- {t['line']}" for t in targets) + "\n"
     if ladder_body:
@@ -471,31 +471,23 @@ def main(argv):
         md += f"\nInterrupted ({interrupted}) after {done} of {total} runs: the rows above are what was measured.\n"
     if skipped:
         md += "\nSkipped: " + "; ".join(f"{k}: {v}" for k, v in skipped.items()) + "\n"
-    with open(base + ".md", "w") as f:
-        f.write(md)
-    with open(base + ".json", "w") as f:
-        json.dump({"environment": env, "options": {k: v for k, v in vars(a).items() if k != "custom"},
-                   "summaries": list(summaries.values()), "runs": runs, "instances": instances,
-                   "skipped": skipped, "workloads": {w.name: w.description for w in WORKLOADS.values()},
-                   "memory_row": {"counts": ctx.idle_counts, "descriptor_limits": ctx.fd_limits,
-                                  "holder_sources": ctx.holder_sources,
-                                  "holder_connections_max": ctx.holder_connections_max, "notes": mem_notes},
-                   "ladder": {"rows": ladder_body, "verdicts": ladder_verdicts}, "targets": targets,
-                   "connections": {"header": conn_header, "rows": conn_body, "notes": conn_notes},
-                   "interrupted": interrupted, "runs_done": done, "runs_planned": total},
-                  f, indent=1, default=str)
-    print(f"\nraw results: {os.path.relpath(base + '.json', ROOT)}\nmarkdown:    {os.path.relpath(base + '.md', ROOT)}")
-    print(f"chart:       {os.path.relpath(base + '.png', ROOT)}" if not chart_error else f"chart:       none ({chart_error})")
-    ctx.remove()
-    if interrupted:
-        return INTERRUPTED
-    if failed:
+    write_report(a, base, "benchmark " + stamp, env, env_lines, md, {
+        "summaries": list(summaries.values()), "runs": runs, "instances": instances,
+        "skipped": skipped, "workloads": {w.name: w.description for w in WORKLOADS.values()},
+        "memory_row": {"counts": ctx.idle_counts, "descriptor_limits": ctx.fd_limits,
+                       "holder_sources": ctx.holder_sources,
+                       "holder_connections_max": ctx.holder_connections_max, "notes": mem_notes},
+        "ladder": {"rows": ladder_body, "verdicts": ladder_verdicts}, "targets": targets,
+        "connections": {"header": conn_header, "rows": conn_body, "notes": conn_notes},
+        "interrupted": interrupted, "runs_done": done, "runs_planned": total},
+        also=[("chart", base + ".png", chart_error)])
+    code = finish(ctx, interrupted, failed)
+    if code == 1:
         print("bench: FAILED rows: " + ", ".join(failed), file=sys.stderr)
         for rid in failed:
             for why in summaries.get(rid, {}).get("failures", []):
                 print(f"  {rid}: {why}", file=sys.stderr)
-        return 1
-    return 0
+    return code
 
 
 def hostile_driver(a):
@@ -518,7 +510,7 @@ def soak_main(ctx, a, rows, env, env_lines, base):
           + (", the hostile driver beside them" if a.soak_hostile else ""), flush=True)
     record = soak(ctx, rows, a.soak_phases, a.soak_hostile)
     header, body = soak_table(record)
-    verdict = ("FAILED:\n" + "\n".join(f"  {f}" for f in record["failures"]) if record["failures"] else
+    verdict = (failed(record["failures"]) if record["failures"] else
                f"ok: nothing grew from phase 2 on (RSS within {SOAK_RSS_TOLERANCE_BYTES // 1024} KiB or "
                f"{SOAK_RSS_TOLERANCE_FRACTION:.0%}, descriptors and pool gauges exactly)")
     if record.get("interrupted"):
@@ -526,17 +518,9 @@ def soak_main(ctx, a, rows, env, env_lines, base):
                    "no verdict" + ("; failures so far:\n" + "\n".join(f"  {f}" for f in record["failures"])
                                    if record["failures"] else ""))
     print("\n## Soak\n\n" + text_table(header, body) + "\n\n" + verdict)
-    with open(base + ".md", "w") as f:
-        f.write(f"# ringhttp soak {os.path.basename(base)}\n\n## Environment\n\n" + "\n".join(env_lines)
-                + "\n\n## Soak\n\n" + md_table(header, body) + "\n\n" + verdict + "\n")
-    with open(base + ".json", "w") as f:
-        json.dump({"environment": env, "options": {k: v for k, v in vars(a).items() if k != "custom"},
-                   "soak": record}, f, indent=1, default=str)
-    print(f"\nraw results: {os.path.relpath(base + '.json', ROOT)}\nmarkdown:    {os.path.relpath(base + '.md', ROOT)}")
-    ctx.remove()
-    if record.get("interrupted"):
-        return INTERRUPTED
-    return 1 if record["failures"] else 0
+    write_report(a, base, f"soak {os.path.basename(base)}", env, env_lines,
+                 "## Soak\n\n" + md_table(header, body) + "\n\n" + verdict + "\n", {"soak": record})
+    return finish(ctx, record.get("interrupted"), record["failures"])
 
 
 def profile_main(ctx, a, row, env, env_lines, base):
@@ -569,29 +553,16 @@ def profile_main(ctx, a, row, env, env_lines, base):
     folded = base + ".folded"
     prof.write_folded(folded)
     chart_error = profile_chart(base + ".png", summary, f"{row.id}: where the server's CPU goes")
-    verdict = ("FAILED:\n" + "\n".join(f"  {f}" for f in record["failures"]) if record["failures"] else "")
-    if record.get("interrupted"):
-        verdict = (f"Interrupted ({record['interrupted']}): the figures above are what was measured until then.\n"
-                   + verdict)
+    said = verdict(record["failures"], record.get("interrupted"))
     text = (f"## Profile of {row.id}\n\n" + text_table(header, body) + "\n\n" + "\n".join(notes) + "\n\n"
             + "\n\n".join(f"{t}\n" + text_table(h, r) for t, h, r in tables))
-    print("\n" + text + ("\n\n" + verdict if verdict else ""))
-    with open(base + ".md", "w") as f:
-        f.write(f"# ringhttp profile {os.path.basename(base)}\n\n## Environment\n\n" + "\n".join(env_lines)
-                + f"\n\n## Profile of {row.id}\n\n" + md_table(header, body) + "\n\n" + "\n\n".join(notes)
-                + "\n\n" + "\n\n".join(f"### {t}\n\n" + md_table(h, r) for t, h, r in tables) + "\n"
-                + (f"\n{verdict}\n" if verdict else ""))
-    with open(base + ".json", "w") as f:
-        json.dump({"environment": env, "options": {k: v for k, v in vars(a).items() if k != "custom"},
-                   "profile": record}, f, indent=1, default=str)
-    print(f"\nraw results:   {os.path.relpath(base + '.json', ROOT)}\nmarkdown:      "
-          f"{os.path.relpath(base + '.md', ROOT)}\nfolded stacks: {os.path.relpath(folded, ROOT)}")
-    print(f"chart:         {os.path.relpath(base + '.png', ROOT)}" if not chart_error else
-          f"chart:         none ({chart_error})")
-    ctx.remove()
-    if record.get("interrupted"):
-        return INTERRUPTED
-    return 1 if record["failures"] else 0
+    print("\n" + text + ("\n\n" + said if said else ""))
+    md = (f"## Profile of {row.id}\n\n" + md_table(header, body) + "\n\n" + "\n\n".join(notes)
+          + "\n\n" + "\n\n".join(f"### {t}\n\n" + md_table(h, r) for t, h, r in tables) + "\n"
+          + (f"\n{said}\n" if said else ""))
+    write_report(a, base, f"profile {os.path.basename(base)}", env, env_lines, md, {"profile": record},
+                 also=[("folded stacks", folded, None), ("chart", base + ".png", chart_error)])
+    return finish(ctx, record.get("interrupted"), record["failures"])
 
 
 def rate_sweep_main(ctx, a, rows, env, env_lines, base):
@@ -626,28 +597,17 @@ def rate_sweep_main(ctx, a, rows, env, env_lines, base):
     note = ("Medians of the iterations [min–max]. p99 is from each request's intended time (coordinated omission "
             "corrected); the uncorrected p99, from the moment it was sent, is what a closed-loop tool would "
             "report.")
-    verdict = ("FAILED:\n" + "\n".join(f"  {f}" for f in failures)) if failures else ""
-    if interrupted:
-        verdict = f"Interrupted ({interrupted}): the figures above are what was measured until then.\n" + verdict
+    said = verdict(failures, interrupted)
     print(f"\n## Rate sweep: {title}\n\n" + text_table(SWEEP_HEADER, body) + "\n\n" + note
-          + ("\n\n" + verdict if verdict else ""))
-    with open(base + ".md", "w") as f:
-        f.write(f"# ringhttp rate sweep {os.path.basename(base)}\n\n## Environment\n\n" + "\n".join(env_lines)
-                + f"\n\n## Rate sweep: {title}\n\n" + md_table(SWEEP_HEADER, body) + "\n\n" + note + "\n"
-                + (f"\n{verdict}\n" if verdict else ""))
-    with open(base + ".json", "w") as f:
-        json.dump({"environment": env, "options": {k: v for k, v in vars(a).items()
-                                                    if k not in ("custom", "sweep_row")},
-                   "row": a.sweep_row.id, "interrupted": interrupted, "failures": failures,
-                   "points": [{"requested_rps": open_rate(r.workload, ctx.pipeline), "summary": summaries[r.id],
-                               "runs": runs[r.id]} for r in rows]}, f, indent=1, default=str)
-    print(f"\nraw results: {os.path.relpath(base + '.json', ROOT)}\nmarkdown:    {os.path.relpath(base + '.md', ROOT)}")
-    print(f"chart:       {os.path.relpath(base + '.png', ROOT)}" if not chart_error else
-          f"chart:       none ({chart_error})")
-    ctx.remove()
-    if interrupted:
-        return INTERRUPTED
-    return 1 if failures else 0
+          + ("\n\n" + said if said else ""))
+    md = (f"## Rate sweep: {title}\n\n" + md_table(SWEEP_HEADER, body) + "\n\n" + note + "\n"
+          + (f"\n{said}\n" if said else ""))
+    write_report(a, base, f"rate sweep {os.path.basename(base)}", env, env_lines, md,
+                 {"row": a.sweep_row.id, "interrupted": interrupted, "failures": failures,
+                  "points": [{"requested_rps": open_rate(r.workload, ctx.pipeline), "summary": summaries[r.id],
+                              "runs": runs[r.id]} for r in rows]},
+                 also=[("chart", base + ".png", chart_error)])
+    return finish(ctx, interrupted, failures)
 
 
 def run(argv):
