@@ -21,5 +21,7 @@ report       every mode's report written one way: the markdown, the raw JSON, wh
 profile      a row's server recorded by perf in its measured window: top functions, folded stacks, chart
 rate_sweep   one row in the open model at rising rates: achieved rate and corrected p99, a table and a chart
 context      one run's resolved options and the bodies and token rows need
-cli          the command line and the run itself
+prepare      what every measuring mode does first: the context, the rows that can run, the environment
+modes/       one module per mode: listing, rows (and --compare), soak, profile, rate_sweep
+cli          the command line: the options, the mode they pick, everything stopped on the way out
 """
