@@ -1,9 +1,9 @@
 """--rate-sweep: one row in the open model at each of --rates; every
 point's iterations, the table and the chart; 1 if a run failed."""
 import os
-import time
 
 from ..interrupts import Interrupted, stop_processes
+from .iterations import iterate
 from ..rate_sweep import SWEEP_HEADER, sweep_chart, sweep_rows, sweep_table
 from ..render import md_table, text_table
 from ..report import finish, verdict, write_report
@@ -68,16 +68,12 @@ def run(p, a):
 
 
 def measure_points(ctx, a, rows, runs):
-    """Iterations the outer loop, each point's run printed as it ends; fills `runs`."""
-    for it in range(1, a.iterations + 1):
-        for r in rows:
-            rec = measure(ctx, r)
-            rec["iteration"] = it
-            runs[r.id].append(rec)
-            if "failure" in rec:
-                print(f"{r.id} iteration {it}: FAILED: {rec['failure']}", flush=True)
-            else:
-                print(f"{r.id} iteration {it}: {rec['rps']:,.0f} req/s of {rec['requested_rps']:,} asked, "
-                      f"p99 {rec['p99_ms']:.2f} ms (uncorrected {fmt(rec['p99_uncorrected_ms'], '.2f')})",
-                      flush=True)
-            time.sleep(ctx.cool_down)
+    """Every point's iterations, each run printed as it ends; fills `runs`."""
+    iterate(ctx, rows, a.iterations, runs, lambda r: measure(ctx, r), point_line)
+
+
+def point_line(r, it, rec):
+    if "failure" in rec:
+        return f"{r.id} iteration {it}: FAILED: {rec['failure']}"
+    return (f"{r.id} iteration {it}: {rec['rps']:,.0f} req/s of {rec['requested_rps']:,} asked, "
+            f"p99 {rec['p99_ms']:.2f} ms (uncorrected {fmt(rec['p99_uncorrected_ms'], '.2f')})")

@@ -7,7 +7,6 @@ memory); 1 if a row failed, naming it.
 control rows) with other targets, so it is no module of its own."""
 import os
 import sys
-import time
 
 from ..cold_start import cold_start
 from ..constants import CLIENT_CPU, COLD_START_SPAWNS, DB_CONNECTIONS, DB_POOL, READY_PATH, SERVER_CPUS, SERVER_SHARDS
@@ -36,6 +35,7 @@ from ..summary import (
     uring_comparison,
 )
 from ..workloads import WORKLOADS
+from .iterations import iterate
 
 PREFIX = "bench"  # its files: results/bench-STAMP.{md,json,png}
 
@@ -93,8 +93,15 @@ def measure_all(ctx, a, runnable, instances, runs):
     """Cold start and the memory row once per server instance, then every
     row's iterations (iterations the outer loop); fills `instances` and
     `runs` as it goes and returns the runs done."""
+    start_instances(ctx, runnable, instances)
     total = len(runnable) * a.iterations
-    done = 0
+    iterate(ctx, runnable, a.iterations, runs, lambda r: measure_row(ctx, r, instances[r.instance]),
+            lambda r, it, rec: run_line(r, it, rec, sum(len(v) for v in runs.values()), total))
+    return sum(len(v) for v in runs.values())
+
+
+def start_instances(ctx, runnable, instances):
+    """Cold start and the memory row once per server instance, printed."""
     for r in runnable:
         if r.instance in instances:
             continue
@@ -115,23 +122,21 @@ def measure_all(ctx, a, runnable, instances, runs):
                  f"failed: {inst['cold_start_failure']}")
               + memory_summary(inst.get("memory", {})), flush=True)
 
-    for it in range(1, a.iterations + 1):
-        for r in runnable:
-            done += 1
-            inst = instances[r.instance]
-            rec = measure(ctx, r, "cold_start_failure" not in inst) if "failure" not in inst else {
-                "failure": inst["failure"]}
-            rec["iteration"] = it
-            runs[r.id].append(rec)
-            if "failure" in rec:
-                print(f"[{done}/{total}] {r.id} iteration {it}: FAILED: {rec['failure']}", flush=True)
-            else:
-                print(f"[{done}/{total}] {r.id} iteration {it}: {rec['rps'] / 1000:.1f}k req/s, server "
-                      f"{fmt(rec.get('server_cpu_us'), '.2f')} µs/req{syscalls_text(rec, 'server')}, client "
-                      f"{fmt(rec.get('client_cpu_us'), '.2f')} µs/req{syscalls_text(rec, 'client')}, "
-                      f"{rec['errors']} errors", flush=True)
-            time.sleep(ctx.cool_down)
-    return done
+
+def measure_row(ctx, r, inst):
+    """One run of row r; its instance's start failure instead, where it never started."""
+    return measure(ctx, r, "cold_start_failure" not in inst) if "failure" not in inst else {
+        "failure": inst["failure"]}
+
+
+def run_line(r, it, rec, done, total):
+    """The progress line of a run, the done-th of total."""
+    if "failure" in rec:
+        return f"[{done}/{total}] {r.id} iteration {it}: FAILED: {rec['failure']}"
+    return (f"[{done}/{total}] {r.id} iteration {it}: {rec['rps'] / 1000:.1f}k req/s, server "
+            f"{fmt(rec.get('server_cpu_us'), '.2f')} µs/req{syscalls_text(rec, 'server')}, client "
+            f"{fmt(rec.get('client_cpu_us'), '.2f')} µs/req{syscalls_text(rec, 'client')}, "
+            f"{rec['errors']} errors")
 
 
 def report(p, a, runnable, instances, runs, progress):
