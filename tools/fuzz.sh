@@ -50,7 +50,7 @@ framing request '\x80\x11GET / HTTP/1.1\r\nHost: a\r\n\r\n\xfcGET /b HTTP/1.1\r\
 framing body '\x80\x30POST / HTTP/1.1\r\nContent-Length: 3\r\n\r\n\xfd\xff\x03a\r\n\xfcGET / HTTP/1.1\r\n\r\n'
 framing chunked '\x40\x05POST / HTTP/1.1\r\n\r\n\xfd5\r\n\xfe\x05hello\r\n0;x=1\r\nT: y\r\n\r\n\xfc'
 framing faults '\x20\x07GET / HTTP/1.1\nHost: a\r\n b\r\n: c\rx\r\n\r\n'
-clang++ -std=c++20 "${flags[@]}" -I. tests/fuzz/echo_body_fuzz.cpp core/json/echo_body.cpp \
+clang++ -std=c++20 "${flags[@]}" -I. tests/fuzz/echo_body_fuzz.cpp server/app/echo_body.cpp \
   core/http/json_writer.cpp -lsimdjson -o "$out/echo_body_fuzz"
 clang++ -std=c++20 "${flags[@]}" -I. tests/fuzz/jwt_fuzz.cpp core/auth/jwt.cpp core/auth/base64url.cpp \
   core/auth/hmac_sha256.cpp -lsimdjson -lcrypto -o "$out/jwt_fuzz"

@@ -18,7 +18,7 @@
 
 #include "core/auth/jwt.hpp"
 #include "core/http/request_parser.hpp"
-#include "core/json/echo_body.hpp"
+#include "server/app/echo_body.hpp"
 #include "server/app/path_pattern.hpp"
 #include "server/db/pool.hpp"
 #include "server/middleware/client_key.hpp"

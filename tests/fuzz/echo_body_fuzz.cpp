@@ -13,11 +13,11 @@
 #include <cstring>
 #include <vector>
 
-#include "core/json/echo_body.hpp"
+#include "server/app/echo_body.hpp"
 
 namespace {
 
-using namespace ringhttp::json;
+using namespace ringhttp::server::json;
 
 void require(bool condition) {
   if (!condition) std::abort();

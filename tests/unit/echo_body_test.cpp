@@ -1,5 +1,5 @@
 // POST /echo's body parser, writer and schema check, without sockets.
-#include "core/json/echo_body.hpp"
+#include "server/app/echo_body.hpp"
 
 #include <gtest/gtest.h>
 #include <simdjson.h>
@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-namespace ringhttp::json {
+namespace ringhttp::server::json {
 namespace {
 
 class Echo : public testing::Test {
@@ -237,4 +237,4 @@ TEST_F(Echo, a_parse_leaves_nothing_behind_for_the_next) {
 }
 
 }  // namespace
-}  // namespace ringhttp::json
+}  // namespace ringhttp::server::json

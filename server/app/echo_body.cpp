@@ -1,4 +1,4 @@
-#include "core/json/echo_body.hpp"
+#include "server/app/echo_body.hpp"
 
 #include <simdjson.h>
 
@@ -10,7 +10,7 @@
 
 #include "core/http/json_writer.hpp"
 
-namespace ringhttp::json {
+namespace ringhttp::server::json {
 
 static_assert(body_padding_bytes >= simdjson::SIMDJSON_PADDING, "simdjson reads this far past a document");
 
@@ -237,4 +237,4 @@ bool check_echo_response(std::string_view response, std::string_view name, doubl
   return doubled == 2 * n;
 }
 
-}  // namespace ringhttp::json
+}  // namespace ringhttp::server::json

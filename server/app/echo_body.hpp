@@ -8,7 +8,7 @@
 #include <memory>
 #include <string_view>
 
-namespace ringhttp::json {
+namespace ringhttp::server::json {
 
 // The largest body accepted (413 beyond): a 100-character name, escaped,
 // is a few hundred bytes; 4 KiB leaves room for whitespace.
@@ -79,4 +79,4 @@ std::size_t write_echo_error(const EchoParse& refusal, char* out, std::size_t ca
 // "doubled" equal to 2n. For debug builds and tests; it allocates.
 bool check_echo_response(std::string_view response, std::string_view name, double n);
 
-}  // namespace ringhttp::json
+}  // namespace ringhttp::server::json
