@@ -39,8 +39,7 @@ Pool::Pool(const PoolConfig& config, Driver& driver, Sink& sink, Counters& count
   // --db-queue's worth of queries and rows, however many connections.
   const std::size_t entries = per_link_max_ + statement_count;
   for (Link& l : links_) {
-    l.fifo.resize(entries);
-    l.rows.resize(entries * row_bytes_max);
+    l.queue = PipelineQueue(entries);
     l.out.resize(entries * wire::query_bytes_max);
     l.in.resize(input_bytes);
   }
@@ -79,7 +78,7 @@ Submit Pool::submit(Statement statement, std::string_view param, const Waiter& w
   for (Link& l : links_) {
     if (l.state != State::ready || l.broken) continue;
     any_ready = true;
-    if (l.count < per_link_max_ && (best == nullptr || l.count < best->count)) best = &l;
+    if (l.queue.size() < per_link_max_ && (best == nullptr || l.queue.size() < best->queue.size())) best = &l;
   }
   if (!any_ready) {
     counters_.refused_unavailable.add();
@@ -106,23 +105,11 @@ Submit Pool::submit(Statement statement, std::string_view param, const Waiter& w
       return Submit::unavailable;
     }
   }
-  push(l, Kind::query, statement, waiter);
+  l.queue.push(Kind::query, statement, waiter, now_ms_);
   ++in_flight_;
   counters_.queries.add();
   counters_.queries_in_flight.set(in_flight_);
   return Submit::accepted;
-}
-
-Pool::Entry& Pool::push(Link& link, Kind kind, Statement statement, const Waiter& waiter) {
-  assert(link.count < link.fifo.size());
-  Entry& e = link.fifo[(link.head + link.count) % link.fifo.size()];
-  e = Entry{};
-  e.kind = kind;
-  e.statement = statement;
-  e.sent_ms = now_ms_;
-  e.waiter = waiter;
-  ++link.count;
-  return e;
 }
 
 // Through libpq: one statement's Parse (a prepare) or Bind/Execute (a
@@ -203,7 +190,7 @@ bool Pool::on_connected(Link& link) {
   link.prepares_left = statement_count;
   for (std::size_t s = 0; s < statement_count; ++s) {
     if (!send_libpq(link, Kind::prepare, Statement(s), nullptr)) return false;
-    push(link, Kind::prepare, Statement(s), Waiter{});
+    link.queue.push(Kind::prepare, Statement(s), Waiter{}, now_ms_);
   }
   return true;
 }
@@ -271,7 +258,7 @@ bool Pool::drain(std::uint32_t index) {
   Link& l = links_[index];
   l.needs_drain = false;
   int nulls_in_a_row = 0;
-  while (l.count > 0 && !l.own_protocol && PQisBusy(l.pg) == 0) {
+  while (!l.queue.empty() && !l.own_protocol && PQisBusy(l.pg) == 0) {
     PGresult* r = PQgetResult(l.pg);
     if (r == nullptr) {
       // Between a statement's results and its Sync; twice running means
@@ -280,7 +267,7 @@ bool Pool::drain(std::uint32_t index) {
       continue;
     }
     nulls_in_a_row = 0;
-    Entry& e = front(l);
+    Entry& e = l.queue.front();
     const ExecStatusType status = PQresultStatus(r);
     if (status == PGRES_PIPELINE_SYNC) {
       PQclear(r);
@@ -321,8 +308,8 @@ void Pool::record(Link& link, Entry& e, PGresult* r) {
           e.error = Outcome::failed;
           return;
         }
-        keep_row(link, e, std::string_view(PQgetvalue(r, 0, 0), std::size_t(PQgetlength(r, 0, 0))),
-                 std::string_view(PQgetvalue(r, 0, 1), std::size_t(PQgetlength(r, 0, 1))));
+        link.queue.keep_row(e, std::string_view(PQgetvalue(r, 0, 0), std::size_t(PQgetlength(r, 0, 0))),
+                            std::string_view(PQgetvalue(r, 0, 1), std::size_t(PQgetlength(r, 0, 1))));
       }
       return;
     case PGRES_FATAL_ERROR: {
@@ -336,29 +323,12 @@ void Pool::record(Link& link, Entry& e, PGresult* r) {
   }
 }
 
-void Pool::keep_row(Link& link, Entry& e, std::string_view id, std::string_view name) {
-  if (e.has_row) return;  // one row is all these statements return
-  if (id.size() + name.size() > row_bytes_max) {
-    e.error = Outcome::failed;  // not ours to shorten
-    return;
-  }
-  char* row = link.rows.data() + index_of(link, e) * row_bytes_max;
-  std::memcpy(row, id.data(), id.size());
-  std::memcpy(row + id.size(), name.data(), name.size());
-  e.id_len = std::uint16_t(id.size());
-  e.name_len = std::uint16_t(name.size());
-  e.has_row = true;
-}
-
 // The oldest statement's Sync was answered: its transaction is over. A
 // query's waiter hears its result; the last prepare makes the connection
 // ready.
 void Pool::pop_and_answer(std::uint32_t index) {
   Link& l = links_[index];
-  assert(l.count > 0);
-  Entry& e = front(l);
-  l.head = (l.head + 1) % l.fifo.size();
-  --l.count;
+  const Entry& e = l.queue.pop();
   if (e.kind == Kind::prepare) {
     if (--l.prepares_left == 0) {
       l.state = State::ready;
@@ -377,20 +347,7 @@ void Pool::pop_and_answer(std::uint32_t index) {
     return;
   }
   --in_flight_;
-  Result result{e.statement, Outcome::failed, {}, {}};
-  if (e.error != Outcome::row) {
-    result.outcome = e.error;
-  } else if (!e.completed) {
-    result.outcome = Outcome::failed;  // a Sync answered with no result before it
-  } else if (e.has_row) {
-    const char* row = l.rows.data() + index_of(l, e) * row_bytes_max;
-    result.outcome = Outcome::row;
-    result.id = std::string_view(row, e.id_len);
-    result.name = std::string_view(row + e.id_len, e.name_len);
-  } else {
-    result.outcome = Outcome::no_row;
-  }
-  sink_.on_result(e.waiter, result);
+  sink_.on_result(e.waiter, l.queue.result(e));
 }
 
 // ---------------------------------------------------------------------------
@@ -454,30 +411,30 @@ bool Pool::on_message(std::uint32_t index, const wire::Message& m) {
   Link& l = links_[index];
   switch (m.type) {
     case 'D': {  // DataRow
-      if (l.count == 0) return false;
-      Entry& e = front(l);
+      if (l.queue.empty()) return false;
+      Entry& e = l.queue.front();
       std::string_view id, name;
       if (!wire::data_row_two_columns(m.body, id, name)) {
         e.error = Outcome::failed;
       } else {
-        keep_row(l, e, id, name);
+        l.queue.keep_row(e, id, name);
       }
       return true;
     }
     case 'C':  // CommandComplete
-      if (l.count == 0) return false;
-      front(l).completed = true;
+      if (l.queue.empty()) return false;
+      l.queue.front().completed = true;
       return true;
     case 'E': {  // ErrorResponse: for the oldest query, or (none in flight) the server leaving
-      if (l.count == 0) return false;
-      Entry& e = front(l);
+      if (l.queue.empty()) return false;
+      Entry& e = l.queue.front();
       counters_.errors_query.add();
       e.error = retryable(wire::error_sqlstate(m.body)) ? Outcome::unavailable : Outcome::failed;
       e.completed = true;
       return true;
     }
     case 'Z':  // ReadyForQuery: the Sync's answer, the query's transaction over
-      if (l.count == 0) return false;
+      if (l.queue.empty()) return false;
       pop_and_answer(index);
       return true;
     case '1':  // ParseComplete
@@ -509,14 +466,11 @@ void Pool::fail(std::uint32_t index, metrics::Counter* why) {
     --up_;
     counters_.links_up.set(up_);
   }
-  for (std::size_t k = 0; k < l.count; ++k) {
-    Entry& e = l.fifo[(l.head + k) % l.fifo.size()];
-    if (e.kind != Kind::query) continue;
+  l.queue.clear([this](const Entry& e) {
+    if (e.kind != Kind::query) return;
     --in_flight_;
     sink_.on_result(e.waiter, Result{e.statement, Outcome::unavailable, {}, {}});
-  }
-  l.head = 0;
-  l.count = 0;
+  });
   counters_.queries_in_flight.set(in_flight_);
   set_fd(index, -1);
   if (l.pg != nullptr) PQfinish(l.pg);
@@ -625,7 +579,9 @@ void Pool::on_tick() {
         if (now_ms_ >= l.deadline_ms) fail(i, &counters_.errors_timeout);
         break;
       case State::ready:
-        if (l.count > 0 && now_ms_ - front(l).sent_ms >= config_.timeout_ms) fail(i, &counters_.errors_timeout);
+        if (!l.queue.empty() && now_ms_ - l.queue.front().sent_ms >= config_.timeout_ms) {
+          fail(i, &counters_.errors_timeout);
+        }
         break;
     }
   }

@@ -38,33 +38,12 @@
 #include <vector>
 
 #include "server/db/counters.hpp"
+#include "server/db/pipeline_queue.hpp"
+#include "server/db/result.hpp"
 #include "server/db/statements.hpp"
 #include "server/db/wire.hpp"
 
 namespace ringhttp::server::db {
-
-// Who waits for a query's result; opaque to the pool.
-struct Waiter {
-  std::uint64_t tag = 0;     // the waiting HTTP connection (its slot and generation)
-  void* response = nullptr;  // what the result fills
-};
-
-enum class Outcome : std::uint8_t {
-  row,          // a row: id and name
-  no_row,       // the query returned none
-  unavailable,  // no answer: the connection was lost or timed out, or the
-                // database refused for a reason of availability (SQLSTATE
-                // classes 08, 40, 53, 57): worth retrying
-  failed,       // the database refused the query for another reason (or
-                // answered what this server cannot use)
-};
-
-struct Result {
-  Statement statement;
-  Outcome outcome;
-  std::string_view id;    // the row's id as Postgres wrote it (digits)
-  std::string_view name;  // the row's name; both valid only during on_result
-};
 
 enum class Submit : std::uint8_t {
   accepted,     // sent: the waiter hears from on_result, exactly once
@@ -114,9 +93,6 @@ class Pool {
   // A name arrives validated (1 to 100 characters, no U+0000): at most 4
   // bytes of UTF-8 each.
   static constexpr std::size_t name_bytes_max = wire::param_bytes_max;
-  // A row kept from its result to its Sync: an id's digits and a name. A
-  // larger one (a table without db/schema.sql's CHECK) is answered failed.
-  static constexpr std::size_t row_bytes_max = 512;
   // Received bytes held per connection: whole backend messages up to this
   // size are parsed; a larger one closes the connection.
   static constexpr std::size_t input_bytes = 64 * 1024;
@@ -146,19 +122,8 @@ class Pool {
 
  private:
   enum class State : std::uint8_t { down, connecting, preparing, ready };
-  enum class Kind : std::uint8_t { prepare, query };
-
-  struct Entry {
-    Kind kind = Kind::query;
-    Statement statement = Statement::user_by_id;
-    bool completed = false;  // its result (a row, none, or an error) came; its Sync's answer is still to come
-    bool has_row = false;
-    Outcome error = Outcome::row;  // unavailable or failed once an error came; row: none
-    std::uint16_t id_len = 0;      // the row, in the connection's row storage at this entry's index
-    std::uint16_t name_len = 0;
-    std::uint64_t sent_ms = 0;
-    Waiter waiter;
-  };
+  using Kind = PipelineQueue::Kind;
+  using Entry = PipelineQueue::Entry;
 
   struct Link {
     PGconn* pg = nullptr;
@@ -181,13 +146,9 @@ class Pool {
     std::uint64_t deadline_ms = 0;  // connecting or preparing
     std::uint64_t retry_at_ms = 0;  // down
     std::uint32_t backoff_ms = 0;
-    // The pipeline, oldest first: a ring of its share of queue_max (plus
-    // the statements while preparing), and each entry's row storage
-    // (row_bytes_max at its index).
-    std::vector<Entry> fifo;
-    std::vector<char> rows;
-    std::size_t head = 0;
-    std::size_t count = 0;
+    // The pipeline, oldest first: its share of queue_max (plus the
+    // statements while preparing), each entry with its row storage.
+    PipelineQueue queue;
     // Own protocol: queries queued or being sent ([0, sending) is the
     // send in flight), and bytes received and not yet parsed.
     std::vector<char> out;
@@ -199,7 +160,6 @@ class Pool {
 
   Submit submit(Statement statement, std::string_view param, const Waiter& waiter);
   bool send_libpq(Link& link, Kind kind, Statement statement, const char* param);
-  Entry& push(Link& link, Kind kind, Statement statement, const Waiter& waiter);
   void connect(std::uint32_t index);
   void advance_connect(std::uint32_t index);
   bool on_connected(Link& link);
@@ -207,7 +167,6 @@ class Pool {
   void on_writable(std::uint32_t index);
   bool drain(std::uint32_t index);
   void record(Link& link, Entry& e, PGresult* r);
-  void keep_row(Link& link, Entry& e, std::string_view id, std::string_view name);
   void pop_and_answer(std::uint32_t index);
   void on_sent(std::uint32_t index, std::int32_t res);
   void on_received(std::uint32_t index, std::int32_t res);
@@ -218,8 +177,6 @@ class Pool {
   void rearm(std::uint32_t index);
   void cork(Link& link);
   void uncork(Link& link);
-  Entry& front(Link& link) { return link.fifo[link.head]; }
-  std::size_t index_of(const Link& link, const Entry& e) const { return std::size_t(&e - link.fifo.data()); }
 
   const PoolConfig config_;
   Driver& driver_;
