@@ -1,14 +1,11 @@
 #include "server/db/pool.hpp"
 
-#include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <poll.h>
-#include <sys/socket.h>
-
 #include <algorithm>
 #include <cassert>
 #include <cerrno>
 #include <cstring>
+
+#include "server/db/libpq_setup.hpp"
 
 namespace ringhttp::server::db {
 namespace {
@@ -117,10 +114,7 @@ Submit Pool::submit(Statement statement, std::string_view param, const Waiter& w
 // write per query (corked by the caller). A flush that could not send
 // everything leaves the rest for a write poll.
 bool Pool::send_libpq(Link& link, Kind kind, Statement statement, const char* param) {
-  const StatementText& text = statements[std::size_t(statement)];
-  const int sent = kind == Kind::prepare ? PQsendPrepare(link.pg, text.name, text.sql, 1, nullptr)
-                                         : PQsendQueryPrepared(link.pg, text.name, 1, &param, nullptr, nullptr, 0);
-  if (sent != 1 || PQpipelineSync(link.pg) != 1) return false;
+  if (!queue_statement(link.pg, kind, statement, param)) return false;
   if (kind == Kind::query) counters_.sends.add();  // PQpipelineSync's flush
   const int flushed = PQflush(link.pg);
   if (flushed < 0) return false;
@@ -136,15 +130,7 @@ bool Pool::send_libpq(Link& link, Kind kind, Statement statement, const char* pa
 void Pool::connect(std::uint32_t index) {
   Link& l = links_[index];
   assert(l.state == State::down && l.pg == nullptr && l.ops == 0);
-  // The connection string is expanded as dbname (a URL or key=value
-  // pairs), and overrides the defaults before it: GSSAPI encryption off
-  // unless asked for (libpq's "prefer" looks for Kerberos credentials on
-  // every attempt, blocking on files and perhaps a KDC, on this thread).
-  // The application name marks our connections in pg_stat_activity unless
-  // the string names its own.
-  const char* const keys[] = {"gssencmode", "dbname", "fallback_application_name", nullptr};
-  const char* const values[] = {"disable", config_.conninfo.c_str(), config_.application_name.c_str(), nullptr};
-  l.pg = PQconnectStartParams(keys, values, 1);
+  l.pg = connect_start(config_.conninfo, config_.application_name);
   l.state = State::connecting;
   l.own_protocol = false;
   l.deadline_ms = now_ms_ + connect_timeout_ms;
@@ -184,7 +170,7 @@ void Pool::advance_connect(std::uint32_t index) {
 // Connected: pipeline mode, and the statements prepared, each with its Sync;
 // the connection takes queries once both Syncs have come back.
 bool Pool::on_connected(Link& link) {
-  if (PQsetnonblocking(link.pg, 1) != 0 || PQenterPipelineMode(link.pg) != 1) return false;
+  if (!enter_pipeline(link.pg)) return false;
   link.state = State::preparing;
   link.deadline_ms = now_ms_ + connect_timeout_ms;
   link.prepares_left = statement_count;
@@ -532,8 +518,7 @@ void Pool::rearm(std::uint32_t index) {
 // per batch, not per query.
 void Pool::cork(Link& link) {
   if (link.corked || !link.cork_works) return;
-  const int one = 1;
-  if (::setsockopt(link.fd, IPPROTO_TCP, TCP_CORK, &one, sizeof one) == 0) {
+  if (set_cork(link.fd, true)) {
     link.corked = true;
   } else {
     link.cork_works = false;  // a Unix socket: its writes are not segmented anyway
@@ -542,8 +527,7 @@ void Pool::cork(Link& link) {
 
 void Pool::uncork(Link& link) {
   if (!link.corked) return;
-  const int zero = 0;
-  ::setsockopt(link.fd, IPPROTO_TCP, TCP_CORK, &zero, sizeof zero);  // pushes what is queued
+  set_cork(link.fd, false);  // pushes what is queued
   link.corked = false;
 }
 

@@ -8,8 +8,9 @@
 // A result is delivered at its Sync's answer (ReadyForQuery), once its
 // transaction has committed, never before.
 //
-// libpq connects, authenticates (whatever the server asks: trust, SCRAM,
-// TLS...) and prepares the statements, non-blocking, in pipeline mode.
+// libpq connects (server/db/libpq_setup.hpp), authenticates (whatever the
+// server asks: trust, SCRAM, TLS...) and prepares the statements,
+// non-blocking, in pipeline mode.
 // Then, on a connection without TLS, the pool speaks the few messages of the
 // extended query protocol itself (server/db/wire.hpp) over the same socket:
 // a batch's queries leave in one send and results arrive by receives, both
