@@ -3,7 +3,7 @@
 
 #include <string_view>
 
-#include "client/merge.hpp"
+#include "client/merge/merge.hpp"
 #include "client/options.hpp"
 #include "client/runner.hpp"
 

@@ -8,7 +8,7 @@
 #include <iterator>
 #include <string_view>
 
-#include "client/request.hpp"
+#include "client/load/request.hpp"
 #include "core/net/cpu.hpp"
 #include "core/text/parse_number.hpp"
 #include "ringhttp_config.hpp"

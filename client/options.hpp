@@ -8,9 +8,9 @@
 
 #include <optional>
 
-#include "client/placeholder.hpp"
-#include "client/target.hpp"
-#include "client/threshold.hpp"
+#include "client/load/placeholder.hpp"
+#include "client/load/target.hpp"
+#include "client/results/threshold.hpp"
 #include "core/cli/flags.hpp"
 #include "core/io/completion.hpp"
 #include "core/uring/features.hpp"
@@ -61,7 +61,7 @@ struct Options {
   std::string expect_body_file;  // where expect_body was read from, if from a file
   bool check_body = false;
   // {seq:A..B} or {rand:A..B} in the path, a header, the body or the
-  // expected body: the requests vary (client/placeholder.hpp).
+  // expected body: the requests vary (client/load/placeholder.hpp).
   std::optional<Placeholder> placeholder;
   io::BackendKind backend = io::BackendKind::uring;
   uring::Features wanted_features = uring::Features::all();

@@ -18,14 +18,14 @@
 #include <stdexcept>
 #include <vector>
 
-#include "client/clock.hpp"
-#include "client/cpu_time.hpp"
-#include "client/hdr_log.hpp"
-#include "client/hgrm.hpp"
-#include "client/placement.hpp"
-#include "client/report.hpp"
-#include "client/request.hpp"
-#include "client/worker.hpp"
+#include "client/load/clock.hpp"
+#include "client/load/placement.hpp"
+#include "client/load/request.hpp"
+#include "client/load/worker.hpp"
+#include "client/results/cpu_time.hpp"
+#include "client/results/hdr_log.hpp"
+#include "client/results/hgrm.hpp"
+#include "client/results/report.hpp"
 #include "core/tls/context.hpp"
 #include "core/tls/session.hpp"
 #include "core/uring/features.hpp"

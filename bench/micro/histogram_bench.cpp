@@ -1,4 +1,4 @@
-// The client's latency histogram (client/histogram.hpp): record(), once per
+// The client's latency histogram (client/results/histogram.hpp): record(), once per
 // response (twice in rate mode, plus once more with --hdr-log), and merge(),
 // at the end of a run, twice per worker (corrected and uncorrected).
 //
@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "bench/micro/items.hpp"
-#include "client/histogram.hpp"
+#include "client/results/histogram.hpp"
 
 namespace {
 

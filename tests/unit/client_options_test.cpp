@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
+#include "client/load/request.hpp"
+#include "client/load/target.hpp"
 #include "client/options.hpp"
-#include "client/request.hpp"
-#include "client/target.hpp"
 
 namespace ringhttp::client {
 namespace {

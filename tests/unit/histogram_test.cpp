@@ -1,7 +1,7 @@
 // The latency histogram: HdrHistogram's layout and precision, merging, and
 // the .hgrm text it writes.
 
-#include "client/histogram.hpp"
+#include "client/results/histogram.hpp"
 
 #include <gtest/gtest.h>
 
@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "client/hdr_log.hpp"
-#include "client/hgrm.hpp"
+#include "client/results/hdr_log.hpp"
+#include "client/results/hgrm.hpp"
 
 namespace ringhttp::client {
 namespace {

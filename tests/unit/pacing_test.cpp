@@ -1,6 +1,6 @@
 // The open model's schedule: evenly spaced over all connections, no drift.
 
-#include "client/pacing.hpp"
+#include "client/load/pacing.hpp"
 
 #include <gtest/gtest.h>
 

@@ -17,7 +17,7 @@
 #include <string>
 #include <string_view>
 
-#include "client/merge.hpp"
+#include "client/merge/merge.hpp"
 #include "client/options.hpp"
 #include "server/counters.hpp"
 #include "server/options.hpp"

@@ -1,4 +1,4 @@
-#include "client/histogram.hpp"
+#include "client/results/histogram.hpp"
 
 #include <algorithm>
 #include <cassert>

@@ -1,9 +1,9 @@
-#include "client/threshold.hpp"
+#include "client/results/threshold.hpp"
 
 #include <cstdio>
 #include <limits>
 
-#include "client/report.hpp"
+#include "client/results/report.hpp"
 #include "core/text/parse_number.hpp"
 
 namespace ringhttp::client {

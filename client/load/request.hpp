@@ -1,7 +1,7 @@
 #pragma once
 // The request bytes, serialized once before any connection opens and sent
 // from the same memory every time. Without a placeholder that is one
-// request, `pipeline` copies back to back; with one (client/placeholder.hpp)
+// request, `pipeline` copies back to back; with one (client/load/placeholder.hpp)
 // it is every request of the placeholder's range in its order, followed by
 // the first `pipeline - 1` again, so that a batch starting at any request is
 // one contiguous range: one send.
@@ -13,8 +13,8 @@
 #include <string_view>
 #include <vector>
 
+#include "client/load/placeholder.hpp"
 #include "client/options.hpp"
-#include "client/placeholder.hpp"
 
 namespace ringhttp::client {
 

@@ -1,4 +1,4 @@
-#include "client/target.hpp"
+#include "client/load/target.hpp"
 
 #include <netdb.h>
 #include <sys/socket.h>

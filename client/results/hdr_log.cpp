@@ -1,4 +1,4 @@
-#include "client/hdr_log.hpp"
+#include "client/results/hdr_log.hpp"
 
 #include <zlib.h>
 

@@ -6,7 +6,7 @@
 // run is the same one, and within one request each is replaced by the same
 // number, so `/users/{seq:1..100}` with the expected body
 // `{"id":{seq:1..100}}` checks each response against its own request. The
-// requests are serialized once at start (client/request.hpp); the hot path
+// requests are serialized once at start (client/load/request.hpp); the hot path
 // sends bytes that already exist.
 
 #include <cstdint>

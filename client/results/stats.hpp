@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "client/histogram.hpp"
+#include "client/results/histogram.hpp"
 #include "core/io/completion.hpp"
 #include "core/metrics/counter.hpp"
 

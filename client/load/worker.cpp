@@ -1,4 +1,4 @@
-#include "client/worker.hpp"
+#include "client/load/worker.hpp"
 
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -12,7 +12,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "client/clock.hpp"
+#include "client/load/clock.hpp"
 #include "core/net/cpu.hpp"
 #include "core/epoll/backend.hpp"
 #include "core/uring/backend.hpp"

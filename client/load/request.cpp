@@ -1,4 +1,4 @@
-#include "client/request.hpp"
+#include "client/load/request.hpp"
 
 #include <strings.h>
 

@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "client/histogram.hpp"
+#include "client/results/histogram.hpp"
 
 namespace ringhttp::client {
 

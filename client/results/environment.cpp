@@ -1,4 +1,4 @@
-#include "client/environment.hpp"
+#include "client/results/environment.hpp"
 
 #include <sys/utsname.h>
 

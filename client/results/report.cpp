@@ -1,10 +1,10 @@
-#include "client/report.hpp"
+#include "client/results/report.hpp"
 
 #include <cinttypes>
 #include <cstdarg>
 #include <cstdio>
 
-#include "client/hdr_log.hpp"
+#include "client/results/hdr_log.hpp"
 #include "core/net/cpu.hpp"
 
 namespace ringhttp::client {

@@ -11,8 +11,8 @@
 #include <string_view>
 #include <vector>
 
-#include "client/histogram.hpp"
-#include "client/stats.hpp"
+#include "client/results/histogram.hpp"
+#include "client/results/stats.hpp"
 
 namespace ringhttp::client {
 

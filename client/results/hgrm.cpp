@@ -1,4 +1,4 @@
-#include "client/hgrm.hpp"
+#include "client/results/hgrm.hpp"
 
 #include <cerrno>
 #include <cinttypes>

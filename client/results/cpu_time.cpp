@@ -1,4 +1,4 @@
-#include "client/cpu_time.hpp"
+#include "client/results/cpu_time.hpp"
 
 #include <sys/resource.h>
 #include <unistd.h>

@@ -12,11 +12,11 @@
 #include <thread>
 #include <vector>
 
-#include "client/connection.hpp"
+#include "client/load/connection.hpp"
+#include "client/load/pacing.hpp"
+#include "client/load/request.hpp"
 #include "client/options.hpp"
-#include "client/pacing.hpp"
-#include "client/request.hpp"
-#include "client/stats.hpp"
+#include "client/results/stats.hpp"
 #include "core/tls/context.hpp"
 #include "core/io/engine.hpp"
 #include "core/uring/batch_loop.hpp"

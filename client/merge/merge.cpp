@@ -1,4 +1,4 @@
-#include "client/merge.hpp"
+#include "client/merge/merge.hpp"
 
 #include <simdjson.h>
 
@@ -14,13 +14,13 @@
 #include <string>
 #include <vector>
 
-#include "client/hdr_log.hpp"
-#include "client/hgrm.hpp"
-#include "client/histogram.hpp"
 #include "client/options.hpp"
-#include "client/report.hpp"
-#include "client/stats.hpp"
-#include "client/threshold.hpp"
+#include "client/results/hdr_log.hpp"
+#include "client/results/hgrm.hpp"
+#include "client/results/histogram.hpp"
+#include "client/results/report.hpp"
+#include "client/results/stats.hpp"
+#include "client/results/threshold.hpp"
 
 namespace ringhttp::client {
 namespace {

@@ -8,9 +8,9 @@
 #include <string_view>
 #include <vector>
 
-#include "client/environment.hpp"
 #include "client/options.hpp"
-#include "client/stats.hpp"
+#include "client/results/environment.hpp"
+#include "client/results/stats.hpp"
 
 namespace ringhttp::client {
 

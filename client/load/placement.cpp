@@ -1,4 +1,4 @@
-#include "client/placement.hpp"
+#include "client/load/placement.hpp"
 
 #include <dirent.h>
 

@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "client/histogram.hpp"
+#include "client/results/histogram.hpp"
 
 namespace ringhttp::client {
 

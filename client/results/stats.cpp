@@ -1,4 +1,4 @@
-#include "client/stats.hpp"
+#include "client/results/stats.hpp"
 
 namespace ringhttp::client {
 

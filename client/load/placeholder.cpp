@@ -1,4 +1,4 @@
-#include "client/placeholder.hpp"
+#include "client/load/placeholder.hpp"
 
 #include <numeric>
 #include <utility>

@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <memory>
 
-#include "client/pacing.hpp"
+#include "client/load/pacing.hpp"
 #include "core/http/response_parser.hpp"
 #include "core/io/engine.hpp"
 #include "core/tls/session.hpp"
