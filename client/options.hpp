@@ -85,6 +85,10 @@ struct Options {
   // whole window only.
   std::uint64_t threshold_interval_ns = 0;
 
+  // The window ends at a deadline (-d, or no -n), not only when -n's
+  // requests are done.
+  bool timed() const { return requests == 0 || duration_given; }
+
   // Per-second interval histograms are kept (--hdr-log, --threshold-interval).
   bool keeps_intervals() const { return !hdr_log.empty() || threshold_interval_ns > 0; }
 };

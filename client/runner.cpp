@@ -344,36 +344,42 @@ class Progress {
   std::uint64_t last_responses_ = 0;
 };
 
-}  // namespace
-
-int run(const Options& options) {
+// io_uring's features on this kernel, cut to those the options ask for;
+// nullopt (after saying why) when io_uring cannot be probed at all.
+std::optional<uring::Features> probe_features(const Options& options) {
   uring::Features kernel;
   try {
     kernel = uring::probe_kernel();
   } catch (const std::exception& e) {
     std::fprintf(stderr, "client: %s\n", e.what());
-    return 1;
+    return std::nullopt;
   }
   uring::Features features = kernel.intersect(options.wanted_features);
   if (const std::string note = uring::unavailable_note(options.wanted_features, kernel); !note.empty()) {
     std::fprintf(stderr, "client: %s\n", note.c_str());
   }
   features.multishot_accept = false;  // the client accepts nothing: do not report it as in use
+  return features;
+}
+
+// Everything checked before any worker starts: the server's process, the
+// descriptor limit, that the target answers (and, for https, completes a
+// handshake). Sets `first_address` to the address that accepted. Returns
+// the exit status when the run cannot go on, after saying why.
+std::optional<int> check_before_start(const Options& options, std::uint32_t& first_address) {
   if (options.server_pid != 0 && !other_process_cpu_ns(options.server_pid)) {
     std::fprintf(stderr, "client: --server-pid %d: no such process (cannot read /proc/%d/stat)\n", options.server_pid,
                  options.server_pid);
     return 2;
   }
   if (options.server_pid != 0) {
-    const std::string warning =
-        shared_cpu_warning(options.cpus, server_cpus(options.server_pid), options.server_pid);
+    const std::string warning = shared_cpu_warning(options.cpus, server_cpus(options.server_pid), options.server_pid);
     if (!warning.empty()) std::fputs(warning.c_str(), stderr);
   }
   if (const std::string error = raise_fd_limit(options); !error.empty()) {
     std::fprintf(stderr, "client: %s\n", error.c_str());
     return 2;
   }
-  std::uint32_t first_address = 0;
   if (const std::string error = check_reachable(options, first_address); !error.empty()) {
     std::fprintf(stderr, "client: %s\n", error.c_str());
     return 1;
@@ -384,46 +390,65 @@ int run(const Options& options) {
       return 1;
     }
   }
-  signal(SIGPIPE, SIG_IGN);  // sends pass MSG_NOSIGNAL too; this covers anything else
+  return std::nullopt;
+}
 
-  // SIGINT/SIGTERM end the run early with a report of what was measured:
-  // blocked here (the workers inherit the mask) and taken by the main thread.
+// SIGINT/SIGTERM end the run early with a report of what was measured:
+// blocked here (the workers inherit the mask) and taken by the main thread.
+// Returns the set, for the main thread's waits.
+sigset_t block_stop_signals() {
+  signal(SIGPIPE, SIG_IGN);  // sends pass MSG_NOSIGNAL too; this covers anything else
   sigset_t stop_signals;
   sigemptyset(&stop_signals);
   sigaddset(&stop_signals, SIGINT);
   sigaddset(&stop_signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  return stop_signals;
+}
 
-  // --start-at: wait for the shared instant (interruptible), which then is
-  // the warm-up's start: every process's schedule and window line up.
-  std::uint64_t start_ns = monotonic_ns();
-  if (options.start_at_unix_ns != 0) {
-    timespec wall{};
-    clock_gettime(CLOCK_REALTIME, &wall);
-    const std::int64_t ahead_ns = options.start_at_unix_ns - (std::int64_t(wall.tv_sec) * 1'000'000'000 + wall.tv_nsec);
-    if (ahead_ns < 0) {
-      std::fprintf(stderr, "client: --start-at is %.3f s in the past\n", double(-ahead_ns) / 1e9);
-      return 2;
-    }
-    start_ns += std::uint64_t(ahead_ns);
-    if (wait_for_signal_until(stop_signals, start_ns)) {
-      std::fprintf(stderr, "client: interrupted before --start-at: nothing was measured\n");
-      return 1;
-    }
+// --start-at: wait for the shared instant (interruptible), which then is
+// the warm-up's start: every process's schedule and window line up. Sets
+// `start_ns` (monotonic), now without --start-at. Returns the exit status
+// when the run ends here, after saying why.
+std::optional<int> wait_for_start_at(const Options& options, const sigset_t& stop_signals, std::uint64_t& start_ns) {
+  start_ns = monotonic_ns();
+  if (options.start_at_unix_ns == 0) return std::nullopt;
+  timespec wall{};
+  clock_gettime(CLOCK_REALTIME, &wall);
+  const std::int64_t ahead_ns = options.start_at_unix_ns - (std::int64_t(wall.tv_sec) * 1'000'000'000 + wall.tv_nsec);
+  if (ahead_ns < 0) {
+    std::fprintf(stderr, "client: --start-at is %.3f s in the past\n", double(-ahead_ns) / 1e9);
+    return 2;
   }
+  start_ns += std::uint64_t(ahead_ns);
+  if (wait_for_signal_until(stop_signals, start_ns)) {
+    std::fprintf(stderr, "client: interrupted before --start-at: nothing was measured\n");
+    return 1;
+  }
+  return std::nullopt;
+}
 
-  const RequestBytes request(options);
+// The run's instants: warm-up from `start_ns`, then the measured window,
+// which a timed run ends at its deadline (-n alone: when the work is done).
+Timeline make_timeline(const Options& options, std::uint64_t start_ns) {
+  Timeline timeline;
+  timeline.start_ns = start_ns;
+  timeline.measure_ns = timeline.start_ns + options.warmup_ns;
+  if (options.timed()) timeline.end_ns = timeline.measure_ns + options.duration_ns;
+  return timeline;
+}
+
+// Makes and starts one worker per thread, and waits until each has set up
+// its ring and connections. A worker that could not set up ends the process
+// with status 1 at once.
+std::vector<std::unique_ptr<WorkerBase>> start_workers(const Options& options, const RequestBytes& request,
+                                                       const uring::Features& features, std::uint32_t first_address,
+                                                       const Timeline& timeline) {
   std::vector<std::unique_ptr<WorkerBase>> workers;
   for (WorkerPlan& plan : make_plans(options)) {
     plan.first_address = first_address;
     workers.push_back(make_worker(options, request, features, plan));
   }
-  Timeline timeline;
-  timeline.start_ns = start_ns;
-  timeline.measure_ns = timeline.start_ns + options.warmup_ns;
-  const bool timed = options.requests == 0 || options.duration_given;
-  if (timed) timeline.end_ns = timeline.measure_ns + options.duration_ns;
-
   std::latch ready{std::ptrdiff_t(workers.size())};
   for (auto& w : workers) w->start(timeline, ready);
   ready.wait();
@@ -434,42 +459,65 @@ int run(const Options& options) {
       std::_Exit(1);
     }
   }
+  return workers;
+}
 
-  // Without warm-up (-n), the window opens now that every worker is set up:
-  // ring creation and the first connects are not part of it. In rate mode
-  // it opens where the schedule does, whatever the set-up took: requests
-  // due meanwhile leave late, are timed from when they were due, and the
-  // window holds them all, so the rate over it is never above the rate
-  // asked for (two processes with --start-at line up to the schedule's
-  // start, not to their own set-up).
-  const std::uint64_t window_start_ns =
-      options.rate > 0 ? timeline.measure_ns : std::max(timeline.measure_ns, monotonic_ns());
+// Where the measured window opens. Without warm-up (-n), now that every
+// worker is set up: ring creation and the first connects are not part of
+// it. In rate mode it opens where the schedule does, whatever the set-up
+// took: requests due meanwhile leave late, are timed from when they were
+// due, and the window holds them all, so the rate over it is never above
+// the rate asked for (two processes with --start-at line up to the
+// schedule's start, not to their own set-up).
+std::uint64_t window_start_of(const Options& options, const Timeline& timeline) {
+  return options.rate > 0 ? timeline.measure_ns : std::max(timeline.measure_ns, monotonic_ns());
+}
+
+// Waits out the warm-up. On a stop signal it stops and joins the workers,
+// says that nothing was measured and returns false.
+bool wait_out_warmup(const sigset_t& stop_signals, const Timeline& timeline,
+                     const std::vector<std::unique_ptr<WorkerBase>>& workers) {
+  if (!wait_for_signal_until(stop_signals, timeline.measure_ns)) return true;
+  for (auto& w : workers) w->request_stop();
+  for (auto& w : workers) w->join();
+  std::fprintf(stderr, "client: interrupted during the warm-up: nothing was measured\n");
+  return false;
+}
+
+// The measured window, and the CPU time spent over it.
+struct Window {
+  std::uint64_t start_ns = 0;
+  std::uint64_t end_ns = 0;
+  double start_unix_s = 0;
+  bool interrupted = false;
+  std::uint64_t client_cpu_ns = 0;
+  std::optional<std::uint64_t> server_cpu_ns;  // with --server-pid, when /proc could be read at both edges
+};
+
+// From the window's start: samples CPU time, shows progress to a person
+// watching, and waits for the window's end (the deadline of a timed run,
+// the last worker finishing its share of -n, or a stop signal, whichever
+// comes first). Samples CPU time again, then joins the workers.
+Window measure_window(const Options& options, const Timeline& timeline, std::uint64_t window_start_ns,
+                      const sigset_t& stop_signals, const std::vector<std::unique_ptr<WorkerBase>>& workers) {
+  Window window;
+  window.start_ns = window_start_ns;
   // Only for a person watching: never in a pipe, a file or a CI log.
   Progress progress(::isatty(STDERR_FILENO) == 1 && ::isatty(STDOUT_FILENO) == 1);
-  if (wait_for_signal_until(stop_signals, timeline.measure_ns)) {
-    for (auto& w : workers) w->request_stop();
-    for (auto& w : workers) w->join();
-    std::fprintf(stderr, "client: interrupted during the warm-up: nothing was measured\n");
-    return 1;
-  }
   const std::uint64_t client_cpu_start = process_cpu_ns();
   // Wall-clock time only labels the window (--hdr-log, the report that
   // merge lines up with others); nothing is measured with it. It is the
   // window's own start, not this thread's late wake-up after it.
-  const double window_start_unix_s = unix_time_of(window_start_ns);
+  window.start_unix_s = unix_time_of(window_start_ns);
   const std::optional<std::uint64_t> server_cpu_start =
       options.server_pid != 0 ? other_process_cpu_ns(options.server_pid) : std::nullopt;
-  // Wait for the window's end: the deadline of a timed run, or the last
-  // worker finishing its share of -n, whichever comes first.
   std::uint64_t next_progress_ns = window_start_ns + progress_interval_ns;
-  std::uint64_t window_end_ns = 0;
-  bool interrupted = false;
   for (;;) {
     bool all_finished = true;
     for (auto& w : workers) all_finished = all_finished && w->finished();
     const std::uint64_t now = monotonic_ns();
     if (all_finished || now >= timeline.end_ns) {
-      window_end_ns = std::min(now, timeline.end_ns);
+      window.end_ns = std::min(now, timeline.end_ns);
       break;
     }
     if (now >= next_progress_ns) {
@@ -477,10 +525,10 @@ int run(const Options& options) {
       next_progress_ns += progress_interval_ns;
     }
     const std::uint64_t wake_ns =
-        std::min({timeline.end_ns, next_progress_ns, now + (timed ? timed_finish_poll_ns : finish_poll_ns)});
+        std::min({timeline.end_ns, next_progress_ns, now + (options.timed() ? timed_finish_poll_ns : finish_poll_ns)});
     if (wait_for_signal_until(stop_signals, wake_ns)) {
-      interrupted = true;
-      window_end_ns = monotonic_ns();
+      window.interrupted = true;
+      window.end_ns = monotonic_ns();
       for (auto& w : workers) w->request_stop();
       break;
     }
@@ -490,17 +538,25 @@ int run(const Options& options) {
       options.server_pid != 0 ? other_process_cpu_ns(options.server_pid) : std::nullopt;
   for (auto& w : workers) w->join();
   progress.clear();
+  window.client_cpu_ns = client_cpu_end - client_cpu_start;
+  if (server_cpu_start && server_cpu_end) window.server_cpu_ns = *server_cpu_end - *server_cpu_start;
+  return window;
+}
 
+// The report of the run: the machine, the window, and the workers' figures
+// merged, with a note for each thing that makes them less than whole.
+Report make_report(const Options& options, const uring::Features& features, const Window& window,
+                   const std::vector<std::unique_ptr<WorkerBase>>& workers) {
   Report report;
   report.environment = describe_environment(features.describe());
   report.options = &options;
-  report.window_ns = window_end_ns - window_start_ns;
-  report.interrupted = interrupted;
-  report.client_cpu_ns = client_cpu_end - client_cpu_start;
-  report.window_start_unix_s = window_start_unix_s;
+  report.window_ns = window.end_ns - window.start_ns;
+  report.interrupted = window.interrupted;
+  report.client_cpu_ns = window.client_cpu_ns;
+  report.window_start_unix_s = window.start_unix_s;
   char host[256] = {};
   if (::gethostname(host, sizeof host - 1) == 0) report.host = host;
-  if (server_cpu_start && server_cpu_end) report.server_cpu_ns = *server_cpu_end - *server_cpu_start;
+  report.server_cpu_ns = window.server_cpu_ns;
   if (options.server_pid != 0 && !report.server_cpu_ns)
     report.notes.push_back("the server process could not be read at the window's end");
   for (auto& w : workers) {
@@ -512,25 +568,57 @@ int run(const Options& options) {
     }
   }
   if (report.totals.responses == 0) report.notes.push_back("no response was received in the measured window");
-  std::vector<IntervalLine> lines;
-  if (options.keeps_intervals()) lines = interval_lines(window_start_ns, timeline, window_end_ns, workers);
-  if (options.threshold_interval_ns > 0) report.interval_failures = judge_intervals(options, lines);
+  return report;
+}
 
+// Prints the report (text; with --json the text goes to stderr and the JSON
+// to stdout), then writes --hdr-out and --hdr-log. Returns false, after
+// saying why, when a file cannot be written.
+bool write_outputs(const Options& options, const Report& report, double window_start_unix_s,
+                   const std::vector<IntervalLine>& lines) {
   const std::string text = format_text(report);
   std::fputs(text.c_str(), options.json ? stderr : stdout);
   if (options.json) std::fputs(format_json(report).c_str(), stdout);
   if (!options.hdr_out.empty()) {
     if (const std::string error = write_hgrm_file(options.hdr_out, report.totals.latency); !error.empty()) {
       std::fprintf(stderr, "client: %s\n", error.c_str());
-      return 1;
+      return false;
     }
   }
   if (!options.hdr_log.empty()) {
-    if (const std::string error = write_interval_log(options.hdr_log, options, window_start_unix_s, lines); !error.empty()) {
+    if (const std::string error = write_interval_log(options.hdr_log, options, window_start_unix_s, lines);
+        !error.empty()) {
       std::fprintf(stderr, "client: %s\n", error.c_str());
-      return 1;
+      return false;
     }
   }
+  return true;
+}
+
+}  // namespace
+
+int run(const Options& options) {
+  const std::optional<uring::Features> features = probe_features(options);
+  if (!features) return 1;
+  std::uint32_t first_address = 0;
+  if (const std::optional<int> status = check_before_start(options, first_address)) return *status;
+  const sigset_t stop_signals = block_stop_signals();
+  std::uint64_t start_ns = 0;
+  if (const std::optional<int> status = wait_for_start_at(options, stop_signals, start_ns)) return *status;
+
+  const RequestBytes request(options);  // the workers send from it until they are joined
+  const Timeline timeline = make_timeline(options, start_ns);
+  const std::vector<std::unique_ptr<WorkerBase>> workers =
+      start_workers(options, request, *features, first_address, timeline);
+  const std::uint64_t window_start_ns = window_start_of(options, timeline);
+  if (!wait_out_warmup(stop_signals, timeline, workers)) return 1;
+  const Window window = measure_window(options, timeline, window_start_ns, stop_signals, workers);
+
+  Report report = make_report(options, *features, window, workers);
+  std::vector<IntervalLine> lines;
+  if (options.keeps_intervals()) lines = interval_lines(window.start_ns, timeline, window.end_ns, workers);
+  if (options.threshold_interval_ns > 0) report.interval_failures = judge_intervals(options, lines);
+  if (!write_outputs(options, report, window.start_unix_s, lines)) return 1;
   if (report.failed()) return 1;
   return report.thresholds_met() ? 0 : 3;
 }
