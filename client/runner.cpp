@@ -1,33 +1,28 @@
 #include "client/runner.hpp"
 
-#include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
-#include <sys/resource.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cassert>
 #include <cerrno>
 #include <cinttypes>
 #include <cstdio>
-#include <cstring>
+#include <ctime>
 #include <latch>
 #include <memory>
+#include <optional>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
+#include "client/intervals.hpp"
 #include "client/load/clock.hpp"
-#include "client/load/placement.hpp"
 #include "client/load/request.hpp"
 #include "client/load/worker.hpp"
+#include "client/prechecks.hpp"
 #include "client/results/cpu_time.hpp"
-#include "client/results/hdr_log.hpp"
 #include "client/results/hgrm.hpp"
 #include "client/results/report.hpp"
-#include "core/tls/context.hpp"
-#include "core/tls/session.hpp"
 #include "core/uring/features.hpp"
 
 namespace ringhttp::client {
@@ -38,140 +33,6 @@ constexpr std::uint64_t progress_interval_ns = 1'000'000'000;
 // in a timed run, for workers that all gave up early, less often).
 constexpr std::uint64_t finish_poll_ns = 5'000'000;
 constexpr std::uint64_t timed_finish_poll_ns = 100'000'000;
-
-// A plain blocking connect before any worker starts, so that a server that
-// is not there gets one clear message instead of a table of zeros. The
-// target's addresses are tried in order; `first` is the one that accepted,
-// where every connection goes first. Returns the connected descriptor (or
-// -1 with `error` set).
-int connect_blocking(const net::Address& address, std::uint64_t timeout_ns, std::string& error) {
-  const int fd = ::socket(address.family(), SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-  if (fd < 0) {
-    error = std::string("socket: ") + std::strerror(errno);
-    return -1;
-  }
-  int rc = ::connect(fd, address.get(), address.length);
-  int failure = rc == 0 ? 0 : errno;
-  if (failure == EINPROGRESS) {
-    pollfd p{fd, POLLOUT, 0};
-    const int ready = ::poll(&p, 1, int(timeout_ns / 1'000'000));
-    socklen_t len = sizeof failure;
-    if (ready <= 0) {
-      failure = ETIMEDOUT;
-    } else {
-      ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &failure, &len);
-    }
-  }
-  if (failure == 0) return fd;
-  ::close(fd);
-  error = std::strerror(failure);
-  return -1;
-}
-
-std::string check_reachable(const Options& options, std::uint32_t& first) {
-  const std::vector<net::Address>& addresses = options.target.addresses;
-  std::string failures;
-  for (std::uint32_t i = 0; i < addresses.size(); ++i) {
-    std::string error;
-    const int fd = connect_blocking(addresses[i], options.connect_timeout_ns, error);
-    if (fd >= 0) {
-      ::close(fd);
-      first = i;
-      return {};
-    }
-    if (addresses.size() == 1) return "cannot connect to " + addresses[i].to_string() + ": " + error;
-    failures.append(failures.empty() ? "" : "; ").append(addresses[i].to_string()).append(": ").append(error);
-  }
-  return "cannot connect to " + options.target.host + " (" + failures + ")";
-}
-
-// https: one handshake before any worker starts, with the run's settings,
-// so that a certificate that does not verify (or a server that does not
-// speak TLS) stops the run with OpenSSL's reason rather than a stream of
-// tls errors.
-std::string check_tls(const Options& options, const net::Address& address) {
-  tls::ClientConfig config;
-  config.verify = !options.insecure;
-  config.ca_file = options.cacert;
-  std::string error;
-  const std::unique_ptr<tls::ClientContext> context = tls::ClientContext::make(config, error);
-  if (context == nullptr) return "TLS: " + error;
-  const int fd = connect_blocking(address, options.connect_timeout_ns, error);
-  if (fd < 0) return "cannot connect to " + address.to_string() + ": " + error;
-  const std::string failed = "TLS handshake with " + options.target.host + " (" + address.to_string() + ") failed: ";
-  // Blocking from here, each wait bounded by the connect timeout.
-  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
-  const timeval limit{long(options.connect_timeout_ns / 1'000'000'000),
-                      long(options.connect_timeout_ns % 1'000'000'000 / 1000)};
-  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit);
-  ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &limit, sizeof limit);
-  tls::Session session;
-  std::string result;
-  if (!context->start(session, options.target.host, error)) result = failed + error;
-  // The session writes each flight here, and reads from `input`.
-  std::vector<char> out(tls::wire_out_record_bytes);
-  char input[16 * 1024];
-  tls::Wire wire;
-  wire.out = out.data();
-  wire.out_cap = out.size();
-  while (result.empty()) {
-    const tls::Session::Status status = session.handshake(wire);
-    const bool wrote = wire.out_len > 0;
-    for (std::size_t offset = 0; offset < wire.out_len;) {
-      ssize_t sent = 0;
-      do {
-        sent = ::send(fd, wire.out + offset, wire.out_len - offset, MSG_NOSIGNAL);
-      } while (sent < 0 && errno == EINTR);
-      if (sent <= 0) {
-        result = failed + "send: " + std::strerror(errno);
-        break;
-      }
-      offset += std::size_t(sent);
-    }
-    wire.out_len = 0;
-    if (!result.empty() || status == tls::Session::Status::done) break;
-    if (status != tls::Session::Status::want_io) {
-      result = failed + session.error_reason();
-      break;
-    }
-    // A call that wrote may have stopped for room, which the send has made:
-    // call again before waiting for the server, as when input is left.
-    if (wrote || wire.in_len > 0) continue;
-    ssize_t n = 0;
-    do {
-      n = ::recv(fd, input, sizeof input, 0);
-    } while (n < 0 && errno == EINTR);
-    if (n <= 0) {
-      result = failed + (n == 0 ? std::string("the server closed the connection")
-                                : errno == EAGAIN ? std::string("no answer within the connect timeout")
-                                                  : std::string(std::strerror(errno)));
-      break;
-    }
-    wire.in = input;
-    wire.in_len = std::size_t(n);
-  }
-  ::close(fd);
-  return result;
-}
-
-// Every connection is a descriptor, and a reconnect briefly holds two.
-// The soft limit (often 1024) is raised toward the hard one; a run that
-// cannot fit is refused rather than left to fail connects all along.
-std::string raise_fd_limit(const Options& options) {
-  constexpr rlim_t spare_fds = 64;  // stdio, rings, buffer files, a reconnect's overlap
-  const std::uint32_t connections = shard_share(options).connections;
-  const rlim_t needed = rlim_t(connections) + spare_fds;
-  rlimit limit{};
-  if (::getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur >= needed) return {};
-  if (limit.rlim_max != RLIM_INFINITY && limit.rlim_max < needed) {
-    return std::to_string(connections) + " connections need " + std::to_string(needed) +
-           " descriptors, but the hard limit (ulimit -Hn) is " + std::to_string(limit.rlim_max);
-  }
-  limit.rlim_cur = needed;
-  if (::setrlimit(RLIMIT_NOFILE, &limit) != 0)
-    return std::string("cannot raise the descriptor limit: ") + std::strerror(errno);
-  return {};
-}
 
 std::vector<WorkerPlan> make_plans(const Options& options) {
   // This process's share (--shard; all of it without), spread evenly over
@@ -218,102 +79,8 @@ bool wait_for_signal_until(const sigset_t& signals, std::uint64_t deadline_ns) {
   }
 }
 
-// The workers' intervals of the same index, merged, one line each (for
-// --hdr-log and --threshold-interval). Interval k covers [measure + k s,
-// measure + (k+1) s), the last one ending with the window; times are from
-// the window's start.
-//
-// Every response the report counts is in some line. A worker dispatches the
-// batch in which it notices the window's end (or a stop) before it stops, so
-// its last interval can begin at or after the window's end; and a worker can
-// finish its -n share before this thread has opened the window. Such an
-// interval has no time of its own in the window: its counts go into the line
-// before it, or, with none before, into a line of zero length.
-struct IntervalLine {
-  double start_s = 0;
-  double length_s = 0;
-  Histogram::Sparse latency;
-};
-
-std::vector<IntervalLine> interval_lines(std::uint64_t window_start_ns, const Timeline& timeline,
-                                         std::uint64_t window_end_ns,
-                                         const std::vector<std::unique_ptr<WorkerBase>>& workers) {
-  std::size_t count = 0;
-  for (const auto& w : workers) count = std::max(count, w->stats().intervals.size());
-  std::vector<IntervalLine> lines;
-  Histogram line;  // the counts of the line being gathered
-  bool gathering = false;
-  std::uint64_t line_start_ns = 0;
-  std::uint64_t line_end_ns = 0;
-  const auto close_line = [&] {
-    lines.push_back({double(line_start_ns - window_start_ns) / 1e9, double(line_end_ns - line_start_ns) / 1e9,
-                     line.sparse()});
-  };
-  for (std::size_t k = 0; k < count; ++k) {
-    std::uint64_t end_ns = 0;
-    for (const auto& w : workers) {
-      const std::vector<LatencyInterval>& intervals = w->stats().intervals;
-      if (k < intervals.size()) end_ns = std::max(end_ns, std::min(intervals[k].end_ns, window_end_ns));
-    }
-    const std::uint64_t start_ns = std::max(timeline.measure_ns + k * WorkerBase::log_interval_ns, window_start_ns);
-    if (!gathering || end_ns > start_ns) {
-      if (gathering) close_line();
-      line.reset();
-      gathering = true;
-      line_start_ns = start_ns;
-      line_end_ns = std::max(start_ns, end_ns);
-    }
-    for (const auto& w : workers) {
-      const std::vector<LatencyInterval>& intervals = w->stats().intervals;
-      if (k >= intervals.size()) continue;
-      assert(intervals[k].index == k);
-      line.add(intervals[k].latency);
-    }
-  }
-  if (gathering) close_line();
-  return lines;
-}
-
-std::string write_interval_log(const std::string& path, const Options& options, double start_epoch_s,
-                               const std::vector<IntervalLine>& lines) {
-  // The run's shard and options, as in the --json report: `client merge`
-  // checks logs of one run against one another with them.
-  std::string text = hdr_log_header(start_epoch_s, "{\"shard\":" + report_shard_json(options) +
-                                                       ",\"options\":" + report_options_json(options) + "}");
-  Histogram h;
-  for (const IntervalLine& line : lines) {
-    h.reset();
-    h.add(line.latency);
-    const std::string written = hdr_log_line({line.start_s, line.length_s, &h});
-    if (written.empty()) return "cannot compress a histogram for --hdr-log";
-    text += written;
-  }
-  std::FILE* f = std::fopen(path.c_str(), "w");
-  if (f == nullptr) return "cannot write --hdr-log " + path + ": " + std::strerror(errno);
-  const bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
-  if (std::fclose(f) != 0 || !ok) return "cannot write --hdr-log " + path + ": " + std::strerror(errno);
-  return {};
-}
-
-// --threshold-interval: the lines in groups of the interval's seconds (the
-// last group may be shorter: the window's end), each judged.
-std::vector<IntervalFailure> judge_intervals(const Options& options, const std::vector<IntervalLine>& lines) {
-  std::vector<IntervalFailure> failures;
-  const std::size_t per_group = std::size_t(options.threshold_interval_ns / WorkerBase::log_interval_ns);
-  Histogram h;
-  for (std::size_t first = 0; first < lines.size(); first += per_group) {
-    h.reset();
-    double length_s = 0;
-    for (std::size_t k = first; k < std::min(lines.size(), first + per_group); ++k) {
-      h.add(lines[k].latency);
-      length_s += lines[k].length_s;
-    }
-    if (length_s <= 0) continue;  // a line of no time of its own (see interval_lines)
-    judge_interval(options.thresholds, {lines[first].start_s, length_s, &h}, failures);
-  }
-  return failures;
-}
-
+// The live line on stderr, once a second while the window is open: the
+// rate since the last line and the errors so far.
 class Progress {
  public:
   explicit Progress(bool enabled) : enabled_(enabled) {}
@@ -360,37 +127,6 @@ std::optional<uring::Features> probe_features(const Options& options) {
   }
   features.multishot_accept = false;  // the client accepts nothing: do not report it as in use
   return features;
-}
-
-// Everything checked before any worker starts: the server's process, the
-// descriptor limit, that the target answers (and, for https, completes a
-// handshake). Sets `first_address` to the address that accepted. Returns
-// the exit status when the run cannot go on, after saying why.
-std::optional<int> check_before_start(const Options& options, std::uint32_t& first_address) {
-  if (options.server_pid != 0 && !other_process_cpu_ns(options.server_pid)) {
-    std::fprintf(stderr, "client: --server-pid %d: no such process (cannot read /proc/%d/stat)\n", options.server_pid,
-                 options.server_pid);
-    return 2;
-  }
-  if (options.server_pid != 0) {
-    const std::string warning = shared_cpu_warning(options.cpus, server_cpus(options.server_pid), options.server_pid);
-    if (!warning.empty()) std::fputs(warning.c_str(), stderr);
-  }
-  if (const std::string error = raise_fd_limit(options); !error.empty()) {
-    std::fprintf(stderr, "client: %s\n", error.c_str());
-    return 2;
-  }
-  if (const std::string error = check_reachable(options, first_address); !error.empty()) {
-    std::fprintf(stderr, "client: %s\n", error.c_str());
-    return 1;
-  }
-  if (options.target.scheme == Scheme::https) {
-    if (const std::string error = check_tls(options, options.target.addresses[first_address]); !error.empty()) {
-      std::fprintf(stderr, "client: %s\n", error.c_str());
-      return 1;
-    }
-  }
-  return std::nullopt;
 }
 
 // SIGINT/SIGTERM end the run early with a report of what was measured:

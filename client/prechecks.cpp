@@ -1,0 +1,187 @@
+#include "client/prechecks.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "client/load/placement.hpp"
+#include "client/results/cpu_time.hpp"
+#include "core/tls/context.hpp"
+#include "core/tls/session.hpp"
+
+namespace ringhttp::client {
+namespace {
+
+// A plain blocking connect before any worker starts, so that a server that
+// is not there gets one clear message instead of a table of zeros. The
+// target's addresses are tried in order; `first` is the one that accepted,
+// where every connection goes first. Returns the connected descriptor (or
+// -1 with `error` set).
+int connect_blocking(const net::Address& address, std::uint64_t timeout_ns, std::string& error) {
+  const int fd = ::socket(address.family(), SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (fd < 0) {
+    error = std::string("socket: ") + std::strerror(errno);
+    return -1;
+  }
+  int rc = ::connect(fd, address.get(), address.length);
+  int failure = rc == 0 ? 0 : errno;
+  if (failure == EINPROGRESS) {
+    pollfd p{fd, POLLOUT, 0};
+    const int ready = ::poll(&p, 1, int(timeout_ns / 1'000'000));
+    socklen_t len = sizeof failure;
+    if (ready <= 0) {
+      failure = ETIMEDOUT;
+    } else {
+      ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &failure, &len);
+    }
+  }
+  if (failure == 0) return fd;
+  ::close(fd);
+  error = std::strerror(failure);
+  return -1;
+}
+
+std::string check_reachable(const Options& options, std::uint32_t& first) {
+  const std::vector<net::Address>& addresses = options.target.addresses;
+  std::string failures;
+  for (std::uint32_t i = 0; i < addresses.size(); ++i) {
+    std::string error;
+    const int fd = connect_blocking(addresses[i], options.connect_timeout_ns, error);
+    if (fd >= 0) {
+      ::close(fd);
+      first = i;
+      return {};
+    }
+    if (addresses.size() == 1) return "cannot connect to " + addresses[i].to_string() + ": " + error;
+    failures.append(failures.empty() ? "" : "; ").append(addresses[i].to_string()).append(": ").append(error);
+  }
+  return "cannot connect to " + options.target.host + " (" + failures + ")";
+}
+
+// https: one handshake before any worker starts, with the run's settings,
+// so that a certificate that does not verify (or a server that does not
+// speak TLS) stops the run with OpenSSL's reason rather than a stream of
+// tls errors.
+std::string check_tls(const Options& options, const net::Address& address) {
+  tls::ClientConfig config;
+  config.verify = !options.insecure;
+  config.ca_file = options.cacert;
+  std::string error;
+  const std::unique_ptr<tls::ClientContext> context = tls::ClientContext::make(config, error);
+  if (context == nullptr) return "TLS: " + error;
+  const int fd = connect_blocking(address, options.connect_timeout_ns, error);
+  if (fd < 0) return "cannot connect to " + address.to_string() + ": " + error;
+  const std::string failed = "TLS handshake with " + options.target.host + " (" + address.to_string() + ") failed: ";
+  // Blocking from here, each wait bounded by the connect timeout.
+  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  const timeval limit{long(options.connect_timeout_ns / 1'000'000'000),
+                      long(options.connect_timeout_ns % 1'000'000'000 / 1000)};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit);
+  ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &limit, sizeof limit);
+  tls::Session session;
+  std::string result;
+  if (!context->start(session, options.target.host, error)) result = failed + error;
+  // The session writes each flight here, and reads from `input`.
+  std::vector<char> out(tls::wire_out_record_bytes);
+  char input[16 * 1024];
+  tls::Wire wire;
+  wire.out = out.data();
+  wire.out_cap = out.size();
+  while (result.empty()) {
+    const tls::Session::Status status = session.handshake(wire);
+    const bool wrote = wire.out_len > 0;
+    for (std::size_t offset = 0; offset < wire.out_len;) {
+      ssize_t sent = 0;
+      do {
+        sent = ::send(fd, wire.out + offset, wire.out_len - offset, MSG_NOSIGNAL);
+      } while (sent < 0 && errno == EINTR);
+      if (sent <= 0) {
+        result = failed + "send: " + std::strerror(errno);
+        break;
+      }
+      offset += std::size_t(sent);
+    }
+    wire.out_len = 0;
+    if (!result.empty() || status == tls::Session::Status::done) break;
+    if (status != tls::Session::Status::want_io) {
+      result = failed + session.error_reason();
+      break;
+    }
+    // A call that wrote may have stopped for room, which the send has made:
+    // call again before waiting for the server, as when input is left.
+    if (wrote || wire.in_len > 0) continue;
+    ssize_t n = 0;
+    do {
+      n = ::recv(fd, input, sizeof input, 0);
+    } while (n < 0 && errno == EINTR);
+    if (n <= 0) {
+      result = failed + (n == 0 ? std::string("the server closed the connection")
+                                : errno == EAGAIN ? std::string("no answer within the connect timeout")
+                                                  : std::string(std::strerror(errno)));
+      break;
+    }
+    wire.in = input;
+    wire.in_len = std::size_t(n);
+  }
+  ::close(fd);
+  return result;
+}
+
+// Every connection is a descriptor, and a reconnect briefly holds two.
+// The soft limit (often 1024) is raised toward the hard one; a run that
+// cannot fit is refused rather than left to fail connects all along.
+std::string raise_fd_limit(const Options& options) {
+  constexpr rlim_t spare_fds = 64;  // stdio, rings, buffer files, a reconnect's overlap
+  const std::uint32_t connections = shard_share(options).connections;
+  const rlim_t needed = rlim_t(connections) + spare_fds;
+  rlimit limit{};
+  if (::getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur >= needed) return {};
+  if (limit.rlim_max != RLIM_INFINITY && limit.rlim_max < needed) {
+    return std::to_string(connections) + " connections need " + std::to_string(needed) +
+           " descriptors, but the hard limit (ulimit -Hn) is " + std::to_string(limit.rlim_max);
+  }
+  limit.rlim_cur = needed;
+  if (::setrlimit(RLIMIT_NOFILE, &limit) != 0)
+    return std::string("cannot raise the descriptor limit: ") + std::strerror(errno);
+  return {};
+}
+
+}  // namespace
+
+std::optional<int> check_before_start(const Options& options, std::uint32_t& first_address) {
+  if (options.server_pid != 0 && !other_process_cpu_ns(options.server_pid)) {
+    std::fprintf(stderr, "client: --server-pid %d: no such process (cannot read /proc/%d/stat)\n", options.server_pid,
+                 options.server_pid);
+    return 2;
+  }
+  if (options.server_pid != 0) {
+    const std::string warning = shared_cpu_warning(options.cpus, server_cpus(options.server_pid), options.server_pid);
+    if (!warning.empty()) std::fputs(warning.c_str(), stderr);
+  }
+  if (const std::string error = raise_fd_limit(options); !error.empty()) {
+    std::fprintf(stderr, "client: %s\n", error.c_str());
+    return 2;
+  }
+  if (const std::string error = check_reachable(options, first_address); !error.empty()) {
+    std::fprintf(stderr, "client: %s\n", error.c_str());
+    return 1;
+  }
+  if (options.target.scheme == Scheme::https) {
+    if (const std::string error = check_tls(options, options.target.addresses[first_address]); !error.empty()) {
+      std::fprintf(stderr, "client: %s\n", error.c_str());
+      return 1;
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace ringhttp::client
