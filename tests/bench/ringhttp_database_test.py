@@ -158,7 +158,8 @@ def watch(bench, build):
 def server_default_pool(build):
     out = subprocess.run([os.path.join(build, "server", "server"), "--help"], capture_output=True, text=True,
                          timeout=10).stdout
-    m = re.search(r"--db-pool N .*\(default (\d+)\)", out)
+    # The entry may wrap before its default: search past line ends.
+    m = re.search(r"--db-pool N\b.*?default (\d+)\)", out, re.S)
     return m and m.group(1)
 
 
