@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "client/load/request.hpp"
+#include "core/cli/shared_flags.hpp"
 #include "core/net/cpu.hpp"
 #include "core/text/parse_number.hpp"
 #include "ringhttp_config.hpp"
@@ -102,9 +103,6 @@ using Flag = cli::Flag<Options>;
 using cli::Kind;
 
 // The custom flags' checks: each stores its value or says why not.
-bool store_cpus(std::string_view value, Options& out, std::string& error) {
-  return net::parse_cpu_list(value, out.cpus, error);
-}
 bool store_method(std::string_view value, Options& out, std::string&) {
   out.method = std::string(value);
   return !value.empty() && std::all_of(value.begin(), value.end(), [](char c) { return c >= 'A' && c <= 'Z'; });
@@ -146,12 +144,6 @@ bool store_family(Options& out, Family family, std::string& error) {
 }
 bool store_ipv4(std::string_view, Options& out, std::string& error) { return store_family(out, Family::ipv4, error); }
 bool store_ipv6(std::string_view, Options& out, std::string& error) { return store_family(out, Family::ipv6, error); }
-bool store_backend(std::string_view value, Options& out, std::string&) { return io::parse_backend(value, out.backend); }
-bool store_uring(std::string_view value, Options& out, std::string& error) {
-  if (!uring::parse_switches(value, out.wanted_features, error)) return false;
-  out.uring_text = std::string(value);
-  return true;
-}
 bool store_shard(std::string_view value, Options& out, std::string&) {
   const std::size_t slash = value.find('/');
   return slash != std::string_view::npos &&
@@ -170,7 +162,7 @@ const Flag flags[] = {
      .min = 1, .max = connections_max, .help = "connections in total"},
     {.name = "--threads", .short_name = 't', .value = "N", .kind = Kind::number, .target = &Options::threads,
      .min = 1, .max = threads_max, .help = "worker threads, each pinned to a CPU"},
-    {.name = "--cpus", .value = "LIST", .kind = Kind::custom, .target = Flag::Store(store_cpus),
+    {.name = "--cpus", .value = "LIST", .kind = Kind::custom, .target = Flag::Store(cli::store_cpus<Options>),
      .accepts = "CPU numbers and ranges within the CPU mask, e.g. 1 or 2-3",
      .fallback = "the process's CPU mask, spread over the threads", .help = "CPUs for the threads"},
     {.name = "--duration", .short_name = 'd', .value = "T", .kind = Kind::duration, .target = &Options::duration_ns,
@@ -228,9 +220,9 @@ const Flag flags[] = {
     {.name = "--connect-timeout", .value = "T", .kind = Kind::duration, .target = &Options::connect_timeout_ns,
      .min = 1, .max = duration_ns_max,
      .help = "a connect, with its TLS handshake, not done by then is a timeout error"},
-    {.name = "--backend", .value = "B", .kind = Kind::custom, .target = Flag::Store(store_backend),
+    {.name = "--backend", .value = "B", .kind = Kind::custom, .target = Flag::Store(cli::store_backend<Options>),
      .accepts = "uring or epoll", .fallback = "uring", .help = "the system calls the connections are driven by"},
-    {.name = "--uring", .value = "LIST", .kind = Kind::custom, .target = Flag::Store(store_uring),
+    {.name = "--uring", .value = "LIST", .kind = Kind::custom, .target = Flag::Store(cli::store_uring<Options>),
      .accepts = "[profile,]switches, as the server's --uring", .fallback = "all",
      .help = "the io_uring features used, e.g. 6.1,sqpoll"},
     {.name = "--json", .kind = Kind::toggle, .target = &Options::json,

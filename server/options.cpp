@@ -10,6 +10,7 @@
 #include <libpq-fe.h>
 
 #include "core/cli/flags.hpp"
+#include "core/cli/shared_flags.hpp"
 
 #include "core/http/request_parser.hpp"
 #include "core/net/cpu.hpp"
@@ -135,15 +136,6 @@ using Flag = cli::Flag<Options>;
 using cli::Kind;
 
 // The custom flags' checks: each stores its value or says why not.
-bool store_cpus(std::string_view value, Options& out, std::string& error) {
-  return net::parse_cpu_list(value, out.cpus, error);
-}
-bool store_uring(std::string_view value, Options& out, std::string& error) {
-  if (!uring::parse_switches(value, out.wanted_features, error)) return false;
-  out.uring_text = std::string(value);
-  return true;
-}
-bool store_backend(std::string_view value, Options& out, std::string&) { return io::parse_backend(value, out.backend); }
 bool store_send(std::string_view value, Options& out, std::string&) { return parse_send_mode(value, out.send_mode); }
 bool store_origins(std::string_view value, Options& out, std::string& error) {
   return parse_origins(value, out.cors_origins, error);
@@ -186,17 +178,17 @@ const Flag flags[] = {
     {.name = "--shards", .value = "N", .kind = Kind::number, .target = &Options::shards, .min = 1, .max = 1024,
      .accepts = ", at most as many as --cpus names", .fallback = "one per CPU of the CPU mask",
      .help = "shard threads"},
-    {.name = "--cpus", .value = "LIST", .kind = Kind::custom, .target = Flag::Store(store_cpus),
+    {.name = "--cpus", .value = "LIST", .kind = Kind::custom, .target = Flag::Store(cli::store_cpus<Options>),
      .accepts = "CPU numbers and ranges within the CPU mask, e.g. 0,1 or 0-3", .fallback = "the mask's CPUs in order",
      .help = "CPUs to pin the shards to"},
-    {.name = "--uring", .value = "LIST", .kind = Kind::custom, .target = Flag::Store(store_uring),
+    {.name = "--uring", .value = "LIST", .kind = Kind::custom, .target = Flag::Store(cli::store_uring<Options>),
      .accepts = "[profile,]switches: profile 5.10, 5.19, 6.0, 6.1, 6.6, 6.10, 6.12 or all; then no-FEATURE, sqpoll, "
                 "min-wait, no-sqarray, fixed-files, recv-bundle, incremental-buffers",
      .fallback = "all", .help = "the io_uring features used, e.g. 5.19,sqpoll"},
     {.name = "--send", .value = "MODE", .kind = Kind::custom, .target = Flag::Store(store_send),
      .accepts = "writev, sendmsg or zc", .fallback = "sendmsg",
      .help = "how responses are sent; zc is IORING_OP_SENDMSG_ZC"},
-    {.name = "--backend", .value = "B", .kind = Kind::custom, .target = Flag::Store(store_backend),
+    {.name = "--backend", .value = "B", .kind = Kind::custom, .target = Flag::Store(cli::store_backend<Options>),
      .accepts = "uring or epoll", .fallback = "uring", .help = "the system calls the shards are driven by"},
     {.name = "--request-line-bytes-max", .value = "N", .kind = Kind::number, .target = &Options::request_line_bytes_max,
      .min = 256, .max = http::RequestParser::request_line_bytes_limit, .accepts = "bytes",

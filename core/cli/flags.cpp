@@ -95,8 +95,6 @@ Outcome refuse(std::string_view program, const std::string& message) {
   return Outcome::exit_usage;
 }
 
-namespace detail {
-
 bool parse_duration(std::string_view text, std::uint64_t& out_ns) {
   std::uint64_t number = 0;
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), number);
@@ -120,6 +118,8 @@ bool parse_duration(std::string_view text, std::uint64_t& out_ns) {
   out_ns = number * scale;
   return true;
 }
+
+namespace detail {
 
 std::string format_duration(std::uint64_t ns) {
   if (ns == 0) return "0";

@@ -103,16 +103,13 @@ std::string usage(const Text& text);
 std::string markdown(const Text& text);
 std::string format_duration(std::uint64_t ns);
 std::string accepted(const Row& row);
-bool parse_duration(std::string_view text, std::uint64_t& out_ns);
 }  // namespace detail
 
 // A duration longer than a year is a typo, not a plan.
 inline constexpr std::uint64_t duration_ns_max = 366ull * 24 * 3600 * 1'000'000'000;
 
 // "500ms", "10s", "2m", "1h", "250us"; a bare number is seconds; at most a year.
-inline bool parse_duration(std::string_view text, std::uint64_t& out_ns) {
-  return detail::parse_duration(text, out_ns);
-}
+bool parse_duration(std::string_view text, std::uint64_t& out_ns);
 
 // Prints "NAME: message" and where the flags are listed, on stderr.
 Outcome refuse(std::string_view program, const std::string& message);

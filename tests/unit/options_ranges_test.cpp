@@ -17,7 +17,7 @@ namespace ringhttp {
 namespace {
 
 template <typename Options>
-cli::Outcome parse(std::vector<std::string> args, const Options& = {}) {
+cli::Outcome parse(std::vector<std::string> args) {
   args.insert(args.begin(), "program");
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
