@@ -18,6 +18,8 @@ run_driver=1
 
 out=build-fuzz
 mkdir -p "$out/corpus/request_parser" "$out/corpus/framing_scanner" "$out/corpus/echo_body" "$out/corpus/jwt"
+# A seed: the target's corpus, the file's name, its bytes (printf's %b escapes).
+seed() { printf '%b' "$3" > "$out/corpus/$1/$2"; }
 flags=(-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -D_GNU_SOURCE)
 
 # llhttp's C sources (Debian's node-llhttp), compiled once.
@@ -34,41 +36,37 @@ clang++ -std=c++20 "${flags[@]}" -I. -isystem /usr/share/include/llhttp \
   "$out"/llhttp_strict_*.o -o "$out/request_parser_fuzz"
 
 # A few valid requests as seeds, so the fuzzer starts from real HTTP.
-seed() { printf '%b' "$2" > "$out/corpus/request_parser/$1"; }
-seed get '\x03\x05\x11\x02GET /plaintext HTTP/1.1\r\nHost: a\r\n\r\nGET /json?x=1 HTTP/1.0\r\n\r\n'
-seed chunked '\x02\x07\x01POST /a HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\nExpect: 100-continue\r\n\r\n5\r\nhello\r\n0\r\n\r\n'
-seed length '\x01\x09POST /a HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\nConnection: close\r\n\r\nabcGET / HTTP/1.1\r\nHost: a\r\n\r\n'
-seed kept '\x02\x11\x05POST /echo HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\nOrigin: https://x\r\nContent-Length: 5\r\n\r\nhelloGET / HTTP/1.1\r\nHost: b\r\nAuthorization: Bearer x\r\n\r\n'
+seed request_parser get '\x03\x05\x11\x02GET /plaintext HTTP/1.1\r\nHost: a\r\n\r\nGET /json?x=1 HTTP/1.0\r\n\r\n'
+seed request_parser chunked '\x02\x07\x01POST /a HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\nExpect: 100-continue\r\n\r\n5\r\nhello\r\n0\r\n\r\n'
+seed request_parser length '\x01\x09POST /a HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\nConnection: close\r\n\r\nabcGET / HTTP/1.1\r\nHost: a\r\n\r\n'
+seed request_parser kept '\x02\x11\x05POST /echo HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\nOrigin: https://x\r\nContent-Length: 5\r\n\r\nhelloGET / HTTP/1.1\r\nHost: b\r\nAuthorization: Bearer x\r\n\r\n'
 
 clang++ -std=c++20 "${flags[@]}" -I. tests/fuzz/framing_scanner_fuzz.cpp core/http/framing_scanner.cpp \
   -o "$out/framing_scanner_fuzz"
 # Seeds for the scanner: a limit byte, a cut byte, then framing with marks
 # (0xfd a header section's end, 0xfc a request's end, 0xff or 0xfe and a
 # length: body or chunk data).
-framing() { printf '%b' "$2" > "$out/corpus/framing_scanner/$1"; }
-framing request '\x80\x11GET / HTTP/1.1\r\nHost: a\r\n\r\n\xfcGET /b HTTP/1.1\r\n\r\n'
-framing body '\x80\x30POST / HTTP/1.1\r\nContent-Length: 3\r\n\r\n\xfd\xff\x03a\r\n\xfcGET / HTTP/1.1\r\n\r\n'
-framing chunked '\x40\x05POST / HTTP/1.1\r\n\r\n\xfd5\r\n\xfe\x05hello\r\n0;x=1\r\nT: y\r\n\r\n\xfc'
-framing faults '\x20\x07GET / HTTP/1.1\nHost: a\r\n b\r\n: c\rx\r\n\r\n'
+seed framing_scanner request '\x80\x11GET / HTTP/1.1\r\nHost: a\r\n\r\n\xfcGET /b HTTP/1.1\r\n\r\n'
+seed framing_scanner body '\x80\x30POST / HTTP/1.1\r\nContent-Length: 3\r\n\r\n\xfd\xff\x03a\r\n\xfcGET / HTTP/1.1\r\n\r\n'
+seed framing_scanner chunked '\x40\x05POST / HTTP/1.1\r\n\r\n\xfd5\r\n\xfe\x05hello\r\n0;x=1\r\nT: y\r\n\r\n\xfc'
+seed framing_scanner faults '\x20\x07GET / HTTP/1.1\nHost: a\r\n b\r\n: c\rx\r\n\r\n'
 clang++ -std=c++20 "${flags[@]}" -I. tests/fuzz/echo_body_fuzz.cpp server/app/echo_body.cpp \
   core/http/json_writer.cpp -lsimdjson -o "$out/echo_body_fuzz"
 clang++ -std=c++20 "${flags[@]}" -I. tests/fuzz/jwt_fuzz.cpp core/auth/jwt.cpp core/auth/base64url.cpp \
   core/auth/hmac_sha256.cpp -lsimdjson -lcrypto -o "$out/jwt_fuzz"
 
 # Seeds for the body parser: valid bodies and each kind of refusal.
-body() { printf '%b' "$2" > "$out/corpus/echo_body/$1"; }
-body ok '{"name":"Ada","n":21}'
-body spaced ' {\n "n" : -1.5e3 , "name" : "\\u00e9\\"" } '
-body unknown '{"name":"a","n":1,"x":[1,{"y":null}]}'
-body duplicate '{"name":"a","name":"b","n":1e999}'
-body utf8 '{"name":"\xc3\xa9\xe6\x97\xa5","n":0}'
+seed echo_body ok '{"name":"Ada","n":21}'
+seed echo_body spaced ' {\n "n" : -1.5e3 , "name" : "\\u00e9\\"" } '
+seed echo_body unknown '{"name":"a","n":1,"x":[1,{"y":null}]}'
+seed echo_body duplicate '{"name":"a","name":"b","n":1e999}'
+seed echo_body utf8 '{"name":"\xc3\xa9\xe6\x97\xa5","n":0}'
 # Seeds for the verifier: raw tokens (first byte even) and header/payload
 # pairs to be signed (first byte odd, NUL between them).
-token() { printf '%b' "$2" > "$out/corpus/jwt/$1"; }
-token raw '\x00eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ1MSJ9.c2lnbmF0dXJlc2lnbmF0dXJlc2lnbmF0dXJlc2lnbmE'
-token signed '\x01{"alg":"HS256","typ":"JWT"}\x00{"sub":"u1","exp":1900000000,"nbf":1}'
-token none '\x01{"alg":"none"}\x00{"sub":"u1"}'
-token claims '\x01{"alg":"HS256","crit":["x"]}\x00{"sub":"a\\"b","exp":"soon"}'
+seed jwt raw '\x00eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ1MSJ9.c2lnbmF0dXJlc2lnbmF0dXJlc2lnbmF0dXJlc2lnbmE'
+seed jwt signed '\x01{"alg":"HS256","typ":"JWT"}\x00{"sub":"u1","exp":1900000000,"nbf":1}'
+seed jwt none '\x01{"alg":"none"}\x00{"sub":"u1"}'
+seed jwt claims '\x01{"alg":"HS256","crit":["x"]}\x00{"sub":"a\\"b","exp":"soon"}'
 
 run() {  # target, corpus, max_len
   "$out/$1_fuzz" -max_total_time="$seconds" -max_len="$3" -print_final_stats=1 \
