@@ -22,6 +22,9 @@ using text::parse_number;
 constexpr std::uint32_t connections_max = 1'000'000;
 constexpr std::uint32_t threads_max = 1024;
 constexpr std::uint32_t pipeline_max = 1024;
+// Streams per connection: nghttp2 keeps per stream a few hundred bytes, and
+// servers allow 100 (nginx) to 256 (h2o) at once; past this it is a typo.
+constexpr std::uint32_t streams_max = 1024;
 constexpr std::uint64_t body_bytes_max = 64ull << 20;
 constexpr std::uint32_t shards_max = 100'000;
 // --start-at further ahead than this is a typo, not a plan.
@@ -156,6 +159,25 @@ bool store_start_at(std::string_view value, Options& out, std::string&) {
 
 using cli::duration_ns_max;
 
+// --http2 and --http2-prior-knowledge: each with its scheme, and what
+// HTTP/2 does otherwise (streams, not pipelining or Connection: close).
+std::string check_http2(const Options& out, const cli::Given& given) {
+  if (out.http2 && out.http2_prior_knowledge) return "--http2 and --http2-prior-knowledge are exclusive";
+  if (out.http2 && out.target.scheme != Scheme::https) {
+    return "--http2 negotiates h2 by TLS: give an https:// URL, or --http2-prior-knowledge for h2c on http://";
+  }
+  if (out.http2_prior_knowledge && out.target.scheme != Scheme::http) {
+    return "--http2-prior-knowledge is h2c, without TLS: give an http:// URL, or --http2 for https://";
+  }
+  if (!out.speaks_http2()) {
+    if (given.has("--max-streams")) return "--max-streams is for HTTP/2: add --http2 or --http2-prior-knowledge";
+    return {};
+  }
+  if (out.pipeline > 1) return "HTTP/2 sends requests side by side on streams: use --max-streams, not --pipeline";
+  if (out.requests_per_connection > 0) return "--requests-per-connection is for HTTP/1.1 (Connection: close)";
+  return {};
+}
+
 // The client's flags: docs/CLIENT.md's table is written from this one.
 const Flag flags[] = {
     {.name = "--connections", .short_name = 'c', .value = "N", .kind = Kind::number, .target = &Options::connections,
@@ -213,6 +235,14 @@ const Flag flags[] = {
      .help = "https: do not verify the server's certificate or host name"},
     {.name = "--no-sessionid", .kind = Kind::toggle, .target = &Options::no_sessionid,
      .help = "https: never resume a TLS session: every handshake is a full one"},
+    {.name = "--http2", .kind = Kind::toggle, .target = &Options::http2,
+     .help = "https: HTTP/2, offered by ALPN as h2; a server that does not choose it fails the run"},
+    {.name = "--http2-prior-knowledge", .kind = Kind::toggle, .target = &Options::http2_prior_knowledge,
+     .help = "http: HTTP/2 without TLS (h2c), the connection preface sent at once, as curl's flag does"},
+    {.name = "--max-streams", .value = "N", .kind = Kind::number, .target = &Options::max_streams, .min = 1,
+     .max = streams_max,
+     .help = "HTTP/2: requests in flight per connection, each on its stream (h2load's -m); the server's "
+             "SETTINGS_MAX_CONCURRENT_STREAMS can lower it"},
     {.name = "--requests-per-connection", .value = "N", .kind = Kind::number,
      .target = &Options::requests_per_connection, .min = 1, .max = UINT32_MAX, .fallback = "0: keep them",
      .help = "close each connection after N responses, its last request saying Connection: close, and open "
@@ -264,6 +294,7 @@ std::string finish(Options& out, const cli::Given& given) {
     return (std::string(out.insecure ? "-k/--insecure" : out.no_sessionid ? "--no-sessionid" : "--cacert") +
                 " is for https:// URLs");
   }
+  if (const std::string error = check_http2(out, given); !error.empty()) return error;
   if (!out.unix_socket.empty() && (out.family != Family::any || !out.resolve.empty())) {
     return "--unix-socket connects to a path: no -4, -6 or --resolve with it";
   }

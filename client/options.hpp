@@ -37,6 +37,12 @@ struct Options {
   std::string cacert;
   bool insecure = false;
   bool no_sessionid = false;
+  // HTTP/2: --http2 over https:// (ALPN h2), --http2-prior-knowledge over
+  // http:// (h2c, curl's name); --max-streams: requests in flight per
+  // connection, each on its own stream (h2load's -m).
+  bool http2 = false;
+  bool http2_prior_knowledge = false;
+  std::uint32_t max_streams = 1;
   // --requests-per-connection: each connection closes after this many
   // responses (its last request says Connection: close); 0: never.
   std::uint32_t requests_per_connection = 0;
@@ -88,6 +94,9 @@ struct Options {
   // The window ends at a deadline (-d, or no -n), not only when -n's
   // requests are done.
   bool timed() const { return requests == 0 || duration_given; }
+
+  // The requests go as HTTP/2 streams.
+  bool speaks_http2() const { return http2 || http2_prior_knowledge; }
 
   // Per-second interval histograms are kept (--hdr-log, --threshold-interval).
   bool keeps_intervals() const { return !hdr_log.empty() || threshold_interval_ns > 0; }

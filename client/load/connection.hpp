@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "client/load/h2_link.hpp"
 #include "client/load/pacing.hpp"
 #include "core/http/response_parser.hpp"
 #include "core/io/engine.hpp"
@@ -76,6 +77,10 @@ struct Connection final : io::Link, http::ResponseEvents {
   std::unique_ptr<char[]> tls_held;
   std::uint32_t tls_held_len = 0;
   bool tls_held_eof = false;  // the peer's FIN arrived behind held ciphertext
+  // HTTP/2: the session in place of the parser, its streams in place of
+  // the batch (outstanding counts the streams in flight), and its output
+  // as the range being sent. Made with the slot; null for HTTP/1.1.
+  std::unique_ptr<H2Link> h2;
 
   void on_response(const http::ResponseHead& head) override;
 };

@@ -70,6 +70,7 @@ RequestBytes::RequestBytes(const Options& options) : head_request_(options.metho
     }
     closing_starts_.push_back(std::uint32_t(closing_.size()));
   }
+  if (options.speaks_http2()) h2_ = std::make_unique<H2Requests>(options);
   assert(bytes_.size() + closing_.size() + expected_.size() <= serialized_bytes_max &&
          "check_serialized_size() bounds this");
 }

@@ -8,11 +8,13 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "client/load/h2_request.hpp"
 #include "client/load/placeholder.hpp"
 #include "client/options.hpp"
 
@@ -44,6 +46,8 @@ class RequestBytes {
     return std::string_view(expected_).substr(expected_starts_[i], expected_starts_[i + 1] - expected_starts_[i]);
   }
   bool head_request() const { return head_request_; }
+  // HTTP/2: the same requests as header fields and bodies; null for HTTP/1.1.
+  const H2Requests* h2() const { return h2_.get(); }
 
  private:
   std::string bytes_;
@@ -54,6 +58,7 @@ class RequestBytes {
   std::vector<std::uint32_t> expected_starts_;
   std::size_t distinct_ = 1;
   bool head_request_ = false;
+  std::unique_ptr<H2Requests> h2_;
 };
 
 // The serialized size of a run's requests and expected bodies, or an error

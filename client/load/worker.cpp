@@ -50,7 +50,12 @@ template <typename Backend>
 Worker<Backend>::~Worker() {
   if (thread_.joinable()) thread_.join();
   for (std::uint32_t i = 0; i < engine_.table().constructed(); ++i) {
-    if (engine_.table()[i].fd >= 0) engine_.backend().close(engine_.table()[i].fd, engine_.table()[i].slot);
+    Connection& conn = engine_.table()[i];
+    if (conn.fd >= 0) engine_.backend().close(conn.fd, conn.slot);
+    // HTTP/2: the streams still open end now, while this worker (which
+    // their ends report to, and ignores for a socket no longer open) lives.
+    conn.state = ConnState::idle;
+    if (conn.h2 != nullptr) conn.h2->session.close();
   }
 }
 
@@ -95,6 +100,7 @@ bool Worker<Backend>::setup() {
     config.verify = !options_.insecure;
     config.resume = !options_.no_sessionid;
     config.ca_file = options_.cacert;
+    config.alpn = options_.http2 ? "h2" : "http/1.1";
     std::string error;
     tls_ = tls::ClientContext::make(config, error);
     if (tls_ == nullptr) {
@@ -104,6 +110,11 @@ bool Worker<Backend>::setup() {
     plaintext_.resize(tls::record_plaintext_bytes_max);
   }
   parser_config_.expected_body = request_.expected_body(0);  // set again for each send
+  h2_requests_ = request_.h2();
+  if (h2_requests_ != nullptr) {
+    h2_fields_.resize(h2_requests_->fields_max());
+    h2_retry_.reserve(std::size_t(plan_.connections) * options_.max_streams);
+  }
   // Workers start at different points of a run's distinct requests, so that
   // they do not send the same ones at the same time.
   next_request_ = std::size_t(std::uint64_t(plan_.index) * request_.distinct() / options_.threads);
@@ -138,6 +149,7 @@ bool Worker<Backend>::setup() {
       conn.wire.out = conn.tls_out.get();
       conn.wire.out_cap = tls_out_bytes;
     }
+    if (h2_requests_ != nullptr) conn.h2 = std::make_unique<H2Link>(conn, options_.max_streams);
     // With -p, batches are paced (options checked that rate / pipeline is
     // whole): each slot of the schedule carries -p requests.
     if (options_.rate > 0)
@@ -251,6 +263,10 @@ void Worker<Backend>::on_tick() {
       case ConnState::handshake:
       case ConnState::open:
         if (engine_.rearm_due(conn)) arm_recv(conn);
+        if (conn.h2 != nullptr && conn.state == ConnState::open) {
+          h2_check_deadlines(conn);
+          break;
+        }
         // A handshake has the connect's deadline; requests their own.
         if ((conn.state == ConnState::handshake || conn.outstanding > 0) && now_ns_ >= conn.deadline_ns) {
           fail(conn, ErrorClass::timeout);
@@ -361,6 +377,7 @@ void Worker<Backend>::become_open(Connection& conn) {
   conn.state = ConnState::open;
   if (conn.was_open && measuring_ && !stopping_) ++stats_.reconnects;
   conn.was_open = true;
+  if (conn.h2 != nullptr) return h2_open(conn);
   http::ResponseParser::Config config = parser_config_;
   config.events = &conn;
   conn.parser.reset(config);
@@ -389,6 +406,7 @@ void Worker<Backend>::handshake_done(Connection& conn) {
     tls_protocol_ = conn.tls.protocol();
     tls_cipher_ = conn.tls.cipher();
   }
+  if (conn.h2 != nullptr && !h2_alpn_chosen(conn)) return;
   become_open(conn);
   maybe_send(conn);  // the request leaves with the handshake's last flight
 }
@@ -533,6 +551,7 @@ void Worker<Backend>::read_held(Connection& conn) {
 
 template <typename Backend>
 void Worker<Backend>::consume_plaintext(Connection& conn, const char* data, std::uint32_t len) {
+  if (conn.h2 != nullptr) return h2_receive(conn, data, len);
   if (conn.parser.feed(data, len) != http::ResponseParser::Status::ok || conn.unsolicited) {
     return fail(conn, ErrorClass::parse);
   }
@@ -559,6 +578,7 @@ template <typename Backend>
 void Worker<Backend>::on_peer_closed(Connection& conn) {
   // The end of the stream completes a close-delimited response; anything
   // else still expected was cut off.
+  if (conn.h2 != nullptr) return h2_peer_closed(conn);
   if (conn.parser.finish() != http::ResponseParser::Status::ok || conn.outstanding > 0) {
     return fail(conn, ErrorClass::closed);
   }
@@ -580,23 +600,29 @@ void Worker<Backend>::on_response(Connection& conn, const http::ResponseHead& he
   }
   if (!head.keep_alive) conn.peer_closing = true;
   if (!measuring_ || stopping_) return;
+  record_latency(conn.sent_at_ns, conn.intended_ns);
+  count_response(head.status, head.body_matches);
+}
+
+// A complete response, in the window: counted by status, and checked.
+template <typename Backend>
+void Worker<Backend>::count_response(std::uint16_t status, bool body_matches) {
   ++stats_.responses;
   live_.responses.add();
-  if (head.status >= 100 && head.status < 100 * (status_classes + 1)) ++stats_.statuses[head.status / 100 - 1];
-  record_latency(conn);
+  if (status >= 100 && status < 100 * (status_classes + 1)) ++stats_.statuses[status / 100 - 1];
   const bool status_ok = options_.expect_status.empty()
-                             ? head.status >= 200 && head.status < 300
-                             : std::find(options_.expect_status.begin(), options_.expect_status.end(), head.status) !=
+                             ? status >= 200 && status < 300
+                             : std::find(options_.expect_status.begin(), options_.expect_status.end(), status) !=
                                    options_.expect_status.end();
   if (!status_ok) count_error(ErrorClass::status);
-  if (!head.body_matches) count_error(ErrorClass::body);
+  if (!body_matches) count_error(ErrorClass::body);
 }
 
 template <typename Backend>
-void Worker<Backend>::record_latency(const Connection& conn) {
-  const std::uint64_t latency_ns = now_ns_ - (options_.rate > 0 ? conn.intended_ns : conn.sent_at_ns);
+void Worker<Backend>::record_latency(std::uint64_t sent_at_ns, std::uint64_t intended_ns) {
+  const std::uint64_t latency_ns = now_ns_ - (options_.rate > 0 ? intended_ns : sent_at_ns);
   stats_.latency.record(latency_ns);
-  if (options_.rate > 0) stats_.uncorrected.record(now_ns_ - conn.sent_at_ns);
+  if (options_.rate > 0) stats_.uncorrected.record(now_ns_ - sent_at_ns);
   if (interval_) interval_->record(latency_ns);
 }
 
@@ -614,6 +640,7 @@ void Worker<Backend>::close_interval(std::uint64_t end_ns) {
 
 template <typename Backend>
 void Worker<Backend>::maybe_send(Connection& conn) {
+  if (conn.h2 != nullptr) return h2_send(conn);
   if (conn.state != ConnState::open || conn.send_inflight || conn.outstanding > 0 || stopping_) return;
   if (!may_send_more()) return;
   if (options_.rate > 0) {
@@ -666,6 +693,7 @@ void Worker<Backend>::maybe_send(Connection& conn) {
 // is sent or handed to TLS; false when there is none.
 template <typename Backend>
 bool Worker<Backend>::next_send_range(Connection& conn) {
+  if (conn.h2 != nullptr) return h2_next_output(conn);
   if (conn.then_len == 0) return false;
   conn.send_base = conn.then_base;
   conn.send_offset = 0;
@@ -792,6 +820,10 @@ void Worker<Backend>::maybe_release(Connection& conn) {
   conn.tls_sending = 0;
   conn.tls_held_len = 0;
   conn.tls_held_eof = false;
+  if (conn.h2 != nullptr) {
+    conn.h2->session.close();  // its streams' ends are not counted: the socket is no longer open
+    conn.h2->clear_streams();
+  }
   engine_.close(conn);
   conn.state = ConnState::idle;
   conn.outstanding = 0;
@@ -814,6 +846,12 @@ typename Backend::Config Worker<Backend>::backend_config() const {
   config.slots = plan_.connections;
   return config;
 }
+
+}  // namespace ringhttp::client
+
+#include "client/load/worker_h2.hpp"
+
+namespace ringhttp::client {
 
 template class Worker<uring::Backend>;
 template class Worker<epoll::Backend>;

@@ -69,6 +69,10 @@ class WorkerBase {
 
   // A connection's parser saw a whole response.
   virtual void on_response(Connection& conn, const http::ResponseHead& head) = 0;
+  // HTTP/2: a stream of the connection ended (its place is free again),
+  // and the server said GOAWAY.
+  virtual void on_stream_done(Connection& conn, const StreamRequest& stream, const http2::StreamResult& result) = 0;
+  virtual void on_goaway(Connection& conn, std::int32_t last_stream_id, std::uint32_t error_code) = 0;
 
  protected:
   virtual bool setup() = 0;
@@ -127,6 +131,8 @@ class Worker final : public WorkerBase {
   Worker& operator=(const Worker&) = delete;
 
   void on_response(Connection& conn, const http::ResponseHead& head) override;
+  void on_stream_done(Connection& conn, const StreamRequest& stream, const http2::StreamResult& result) override;
+  void on_goaway(Connection& conn, std::int32_t last_stream_id, std::uint32_t error_code) override;
 
  private:
   bool setup() override;
@@ -142,7 +148,6 @@ class Worker final : public WorkerBase {
   void on_tick();
   void begin_stop();
   void close_interval(std::uint64_t end_ns);
-  void record_latency(const Connection& conn);
   void mark_dirty(Connection& conn);
   std::uint64_t wait_ns() const;
   typename Backend::Config backend_config() const;
@@ -180,6 +185,18 @@ class Worker final : public WorkerBase {
   void count_error(ErrorClass error);
   void finish_requests(std::uint64_t n) { requests_done_ += n; }
   bool may_send_more() const;
+  // HTTP/2 (worker_h2.cpp): the session's side of opening, receiving,
+  // sending and timing out.
+  void h2_open(Connection& conn);
+  bool h2_alpn_chosen(Connection& conn);
+  void h2_receive(Connection& conn, const char* data, std::uint32_t len);
+  void h2_send(Connection& conn);
+  bool h2_submit(Connection& conn, const StreamRequest& request);
+  bool h2_next_output(Connection& conn);
+  void h2_check_deadlines(Connection& conn);
+  void h2_peer_closed(Connection& conn);
+  void record_latency(std::uint64_t sent_at_ns, std::uint64_t intended_ns);
+  void count_response(std::uint16_t status, bool body_matches);
 
   const Options& options_;
   const RequestBytes& request_;
@@ -191,6 +208,15 @@ class Worker final : public WorkerBase {
   // worker: nothing shared while the run goes), and where records decrypt to.
   std::unique_ptr<tls::ClientContext> tls_;
   std::vector<char> plaintext_;
+  // HTTP/2: the run's requests as fields, and where a request's field
+  // pointers are written for its submit (nghttp2 copies them).
+  const H2Requests* h2_requests_ = nullptr;
+  std::vector<nghttp2_nv> h2_fields_;
+  // HTTP/2: requests a server refused (REFUSED_STREAM, or above its
+  // GOAWAY's last stream), sent again before any new one by whichever
+  // connection opens a stream next, with their first send's times. Each
+  // was in flight, so the worker's streams bound them (reserved at start).
+  std::vector<StreamRequest> h2_retry_;
 
   // The connections' I/O: every slot acquired at start, renewed per socket.
   io::Engine<Backend, Connection> engine_;

@@ -94,6 +94,9 @@ struct Shard {
   bool tls = false;  // an https run: the report's "tls" object
   std::uint64_t tls_handshakes = 0, tls_resumed = 0;
   std::string tls_protocol, tls_cipher;
+  bool http2 = false;  // an HTTP/2 run: the report's "http2" object
+  H2Counts h2;
+  std::uint64_t max_streams = 0;
   bool has_syscalls = false;  // a report from before system calls were counted has none
   io::SyscallCounts syscalls;
   double duration_s = 0, window_start_unix_s = 0, client_cpu_us = 0;
@@ -173,6 +176,19 @@ std::string read_report(const std::string& path, const std::string& contents, si
     s.tls = true;
     s.tls_protocol = protocol;
     s.tls_cipher = cipher;
+  }
+  if (simdjson::dom::object h2; doc["http2"].get(h2) == simdjson::SUCCESS) {
+    simdjson::dom::object resets;
+    if (h2["goaways"].get(s.h2.goaways) || h2["refused"].get(s.h2.refused) || h2["resets"].get(resets) ||
+        doc["options"]["max_streams"].get(s.max_streams)) {
+      return path + ": a field of the report's http2 object is missing or of the wrong type";
+    }
+    for (std::size_t i = 0; i < h2_error_codes; ++i) {
+      if (resets[h2_error_code_name(i)].get(s.h2.resets[i])) {
+        return path + ": http2.resets." + h2_error_code_name(i);
+      }
+    }
+    s.http2 = true;
   }
   if (simdjson::dom::object counts; doc["syscalls"]["counts"].get(counts) == simdjson::SUCCESS) {
     for (std::size_t i = 0; i < io::syscall_kinds; ++i) {
@@ -399,6 +415,8 @@ int merge_main(int argc, char** argv) {
   std::uint64_t requests = 0, bytes = 0, reconnects = 0, connections = 0, tls_handshakes = 0, tls_resumed = 0;
   const Shard* tls = nullptr;  // the first https shard that agreed a protocol, for its name and cipher
   bool https = false;
+  bool http2 = false;
+  H2Counts h2;
   std::array<std::uint64_t, error_classes> errors{};
   StatusCounts statuses{};
   io::SyscallCounts syscalls;
@@ -416,6 +434,8 @@ int merge_main(int argc, char** argv) {
     tls_handshakes += s.tls_handshakes;
     tls_resumed += s.tls_resumed;
     if (tls == nullptr && !s.tls_protocol.empty()) tls = &s;
+    http2 = http2 || s.http2;
+    h2.merge(s.h2);
     for (std::size_t i = 0; i < error_classes; ++i) errors[i] += s.errors[i];
     for (std::size_t i = 0; i < status_classes; ++i) statuses[i] += s.statuses[i];
     syscalls.merge(s.syscalls);
@@ -471,6 +491,7 @@ int merge_main(int argc, char** argv) {
               ", " + std::to_string(tls_handshakes) + " handshakes in the window (" + std::to_string(tls_resumed) +
               " resumed)\n";
     }
+    if (http2) text += report_http2_row(std::uint32_t(first.max_streams), h2);
     text += report_statuses_row(statuses);
     if (all_syscalls) text += report_syscalls_row(syscalls, requests);
     text += "  client CPU  " + fmt("%.2f", requests > 0 ? cpu_us / double(requests) : 0) + " us/request (all shards)\n";
@@ -508,11 +529,13 @@ int merge_main(int argc, char** argv) {
                            ",\"cipher\":" + report_json_escape(tls ? tls->tls_cipher : "") +
                            ",\"handshakes\":" + std::to_string(tls_handshakes) +
                            ",\"resumed\":" + std::to_string(tls_resumed) + "}");
+      out += ",\"http2\":" + (http2 ? report_http2_json(h2) : std::string("null"));
       out += ",\"statuses\":" + report_statuses_json(statuses);
       out += ",\"syscalls\":" + (all_syscalls ? report_syscalls_json(syscalls, requests) : std::string("null"));
       out += ",\"client_cpu_us_per_request\":" + fmt("%.4f", requests > 0 ? cpu_us / double(requests) : 0);
     } else {  // not in a log: unknown, not zero
-      out += ",\"bytes\":null,\"errors\":null,\"errors_total\":null,\"reconnects\":null,\"tls\":null,\"statuses\":null,"
+      out += ",\"bytes\":null,\"errors\":null,\"errors_total\":null,\"reconnects\":null,\"tls\":null,\"http2\":null,"
+             "\"statuses\":null,"
              "\"syscalls\":null,"
              "\"client_cpu_us_per_request\":null";
     }

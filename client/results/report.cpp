@@ -115,9 +115,15 @@ bool Report::thresholds_met() const {
   return client::thresholds_met(options->thresholds, measured(*this), interval_failures);
 }
 
+// The protocol the requests go in: http/1.1, h2 (over TLS) or h2c.
+const char* protocol_name(const Options& o) {
+  return o.http2 ? "h2" : o.http2_prior_knowledge ? "h2c" : "http/1.1";
+}
+
 std::string report_options_json(const Options& o) {
   return "{\"url\":" + json_escape(o.url) + ",\"method\":" + json_escape(o.method) +
       format(",\"connections\":%u,\"threads\":%u,\"pipeline\":%u", o.connections, o.threads, o.pipeline) +
+      ",\"protocol\":" + json_escape(protocol_name(o)) + format(",\"max_streams\":%u", o.max_streams) +
       ",\"backend\":" + json_escape(io::backend_name(o.backend)) +
       ",\"cpus\":[" + net::format_cpu_list(o.cpus) + "]" +
       format(",\"duration_s\":%.3f,\"warmup_s\":%.3f,\"requests\":%" PRIu64 ",\"rate\":%" PRIu64,
@@ -161,6 +167,27 @@ std::string report_syscalls_json(const io::SyscallCounts& s, std::uint64_t reque
   return out + format("},\"per_request\":%.4f}", requests > 0 ? double(s.total()) / double(requests) : 0.0);
 }
 
+std::string report_http2_row(std::uint32_t max_streams, const H2Counts& h) {
+  std::string out = format("  http2       %u streams per connection, %" PRIu64 " GOAWAYs, %" PRIu64
+                           " refused streams sent again, resets",
+                           max_streams, h.goaways, h.refused);
+  bool any = false;
+  for (std::size_t i = 0; i < h2_error_codes; ++i) {
+    if (h.resets[i] == 0) continue;
+    out += format(" %s %" PRIu64, h2_error_code_name(i), h.resets[i]);
+    any = true;
+  }
+  return out + (any ? "\n" : " 0\n");
+}
+
+std::string report_http2_json(const H2Counts& h) {
+  std::string out = format("{\"goaways\":%" PRIu64 ",\"refused\":%" PRIu64 ",\"resets\":{", h.goaways, h.refused);
+  for (std::size_t i = 0; i < h2_error_codes; ++i) {
+    out += format("%s\"%s\":%" PRIu64, i == 0 ? "" : ",", h2_error_code_name(i), h.resets[i]);
+  }
+  return out + "}}";
+}
+
 std::string report_statuses_json(const StatusCounts& s) {
   std::string out = "{";
   for (std::size_t i = 0; i < status_classes; ++i) out += format("%s\"%zuxx\":%" PRIu64, i == 0 ? "" : ",", i + 1, s[i]);
@@ -193,7 +220,9 @@ std::string format_text(const Report& r) {
   if (o.shard_count > 1) {
     out += format("shard %u/%u: %u of them, ", o.shard_index, o.shard_count, shard_share(o).connections);
   }
-  out += format("%u threads on CPUs %s, pipeline %u, ", o.threads, net::format_cpu_list(o.cpus).c_str(), o.pipeline);
+  out += format("%u threads on CPUs %s, ", o.threads, net::format_cpu_list(o.cpus).c_str());
+  out += o.speaks_http2() ? format("%s, %u streams per connection, ", protocol_name(o), o.max_streams)
+                          : format("pipeline %u, ", o.pipeline);
   if (o.requests > 0) {
     out += format("%" PRIu64 " requests", o.requests);
   } else {
@@ -220,6 +249,7 @@ std::string format_text(const Report& r) {
                   r.tls_protocol.empty() ? "(no handshake)" : r.tls_protocol.c_str(), r.tls_cipher.c_str(),
                   t.tls_handshakes, t.tls_resumed);
   }
+  if (o.speaks_http2()) out += report_http2_row(o.max_streams, t.h2);
   out += report_statuses_row(t.statuses);
   out += report_syscalls_row(t.syscalls, t.responses);
   out += format("  client CPU  %.2f us/request\n", per_request_us(r.client_cpu_ns, t.responses));
@@ -267,6 +297,7 @@ std::string format_json(const Report& r) {
               ? std::string("null")
               : "{\"protocol\":" + json_escape(r.tls_protocol) + ",\"cipher\":" + json_escape(r.tls_cipher) +
                     format(",\"handshakes\":%" PRIu64 ",\"resumed\":%" PRIu64 "}", t.tls_handshakes, t.tls_resumed));
+  out += ",\"http2\":" + (o.speaks_http2() ? report_http2_json(t.h2) : std::string("null"));
   out += ",\"statuses\":" + report_statuses_json(t.statuses);
   out += ",\"syscalls\":" + report_syscalls_json(t.syscalls, t.responses);
   out += format(",\"client_cpu_us_per_request\":%.4f", per_request_us(r.client_cpu_ns, t.responses));

@@ -51,6 +51,10 @@ std::string report_options_json(const Options& o);  // the report's "options" ob
 std::string report_shard_json(const Options& o);    // its "shard" object
 std::string report_statuses_row(const StatusCounts& s);                 // "  statuses    1xx 0 2xx 500 ...\n"
 std::string report_statuses_json(const StatusCounts& s);                // {"1xx":0,"2xx":500,…}
+// "  http2       16 streams per connection, 2 GOAWAYs, 0 refused ... resets INTERNAL_ERROR 3\n"
+std::string report_http2_row(std::uint32_t max_streams, const H2Counts& h);
+// {"goaways":…,"refused":…,"resets":{"NO_ERROR":…,…}}
+std::string report_http2_json(const H2Counts& h);
 // "  syscalls    2.01/request: recv 1.000 send 1.000 ...\n", the kinds made
 std::string report_syscalls_row(const io::SyscallCounts& s, std::uint64_t requests);
 // {"counts":{"io_uring_enter":…,…},"per_request":…}

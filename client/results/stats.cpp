@@ -1,5 +1,7 @@
 #include "client/results/stats.hpp"
 
+#include <nghttp2/nghttp2.h>
+
 namespace ringhttp::client {
 
 const char* error_name(ErrorClass error) {
@@ -13,15 +15,24 @@ const char* error_name(ErrorClass error) {
     case ErrorClass::body: return "body";
     case ErrorClass::closed: return "closed";
     case ErrorClass::tls: return "tls";
+    case ErrorClass::reset: return "reset";
+    case ErrorClass::goaway: return "goaway";
+    case ErrorClass::protocol: return "protocol";
     case ErrorClass::count_: break;
   }
   return "unknown";
+}
+
+const char* h2_error_code_name(std::size_t code_index) {
+  if (code_index + 1 >= h2_error_codes) return "other";
+  return nghttp2_http2_strerror(std::uint32_t(code_index));
 }
 
 void WorkerStats::reset() {
   latency.reset();
   uncorrected.reset();
   responses = bytes_received = reconnects = tls_handshakes = tls_resumed = 0;
+  h2 = {};
   errors.fill(0);
   statuses.fill(0);
   syscalls = {};
@@ -36,6 +47,7 @@ void WorkerStats::merge(const WorkerStats& other) {
   reconnects += other.reconnects;
   tls_handshakes += other.tls_handshakes;
   tls_resumed += other.tls_resumed;
+  h2.merge(other.h2);
   syscalls.merge(other.syscalls);
   for (std::size_t i = 0; i < error_classes; ++i) errors[i] += other.errors[i];
   for (std::size_t i = 0; i < status_classes; ++i) statuses[i] += other.statuses[i];

@@ -25,6 +25,9 @@ enum class ErrorClass : std::uint8_t {
   body,     // a complete response whose body differs from --expect-body
   closed,   // the peer closed with requests unanswered or a response cut short
   tls,      // https: the handshake failed (certificate, alert, protocol) or a record was bad
+  reset,     // HTTP/2: the server reset the stream (RST_STREAM, any code but REFUSED_STREAM)
+  goaway,    // HTTP/2: the server sent GOAWAY with an error code (NO_ERROR is a graceful close)
+  protocol,  // HTTP/2: the server broke the protocol (framing, HPACK, a stream error), or chose no h2 by ALPN
   count_,
 };
 inline constexpr std::size_t error_classes = std::size_t(ErrorClass::count_);
@@ -33,6 +36,27 @@ inline constexpr std::size_t error_classes = std::size_t(ErrorClass::count_);
 inline constexpr std::size_t status_classes = 5;
 using StatusCounts = std::array<std::uint64_t, status_classes>;
 const char* error_name(ErrorClass error);
+// HTTP/2's error codes, RFC 9113 section 7: NO_ERROR (0) to
+// HTTP_1_1_REQUIRED (0xd); a code above that is counted in the last place.
+inline constexpr std::size_t h2_error_codes = 0xd + 2;
+using H2ResetCounts = std::array<std::uint64_t, h2_error_codes>;
+// The code's name ("INTERNAL_ERROR"), or "other" for the last place.
+const char* h2_error_code_name(std::size_t code_index);
+
+// HTTP/2: what the server's GOAWAYs and resets did.
+struct H2Counts {
+  // Streams the server refused (REFUSED_STREAM, or above a GOAWAY's last
+  // stream), each sent again on a new stream: not errors.
+  std::uint64_t refused = 0;
+  std::uint64_t goaways = 0;  // GOAWAY frames received, graceful or not
+  H2ResetCounts resets{};     // streams reset, by RST_STREAM's code (their sum is the reset errors)
+
+  void merge(const H2Counts& other) {
+    refused += other.refused;
+    goaways += other.goaways;
+    for (std::size_t i = 0; i < h2_error_codes; ++i) resets[i] += other.resets[i];
+  }
+};
 
 // One interval of the --hdr-log (a second of the measured window, the last
 // one shorter): its latency counts, kept sparse.
@@ -55,6 +79,7 @@ struct WorkerStats {
   std::uint64_t reconnects = 0;            // connections reopened after the peer or an error closed them
   std::uint64_t tls_handshakes = 0;        // https: handshakes completed
   std::uint64_t tls_resumed = 0;           // ... of which resumed an earlier session
+  H2Counts h2;                             // HTTP/2 only
   io::SyscallCounts syscalls;              // what the backend made, the measured window's
   std::vector<LatencyInterval> intervals;  // --hdr-log only; not merged (the runner aligns them by index)
 

@@ -57,6 +57,7 @@ struct Callbacks {
         break;
       case NGHTTP2_GOAWAY:
         self.goaway_ = true;
+        self.goaway_last_id_ = frame->goaway.last_stream_id;
         self.events_->on_goaway(frame->goaway.last_stream_id, frame->goaway.error_code);
         break;
       default: break;
@@ -127,6 +128,7 @@ bool ClientSession::start(ClientEvents* events, const ClientSettings& settings) 
   }
   open_ = 0;
   goaway_ = false;
+  goaway_last_id_ = 0;
   broken_ = false;
   broken_code_ = 0;
   pending_ = nullptr;
@@ -164,7 +166,10 @@ void ClientSession::close() {
   session_ = nullptr;
   for (Stream& s : streams_) {
     if (!s.in_use) continue;
-    s.result.end = StreamEnd::broken;
+    // Above a GOAWAY's last stream the server did not and will not read
+    // it (RFC 9113 section 6.8): a request whose HEADERS were still
+    // queued here when the GOAWAY came, say. Safe to send again.
+    s.result.end = goaway_ && s.id > goaway_last_id_ ? StreamEnd::refused : StreamEnd::broken;
     finish(s);
   }
   nghttp2_session_del(session);
@@ -208,6 +213,7 @@ bool ClientSession::submit(const ClientRequest& request, void* user) {
   const std::int32_t id = nghttp2_submit_request(session_, nullptr, request.headers.data(), request.headers.size(),
                                                  request.body.empty() ? nullptr : &body, &s);
   if (id < 0) return false;
+  s.id = id;
   free_.pop_back();
   s.in_use = true;
   ++open_;

@@ -81,7 +81,8 @@ class ClientSession {
   // Starts a connection: the client preface and SETTINGS are queued for
   // output. False when nghttp2 cannot (out of memory).
   bool start(ClientEvents* events, const ClientSettings& settings);
-  // Drops the connection's state; every stream still open ends broken.
+  // Drops the connection's state. Every stream still open ends broken,
+  // or refused if a GOAWAY's last stream is below it.
   void close();
 
   // Submits a request on a new stream; `user` comes back with its result.
@@ -122,6 +123,7 @@ class ClientSession {
     bool complete = false;       // END_STREAM arrived on a final response
     bool reset_by_peer = false;  // an RST_STREAM frame arrived for it
     std::uint32_t index = 0;     // in streams_
+    std::int32_t id = 0;         // its stream id, given at submit
   };
   friend struct Callbacks;
 
@@ -133,6 +135,7 @@ class ClientSession {
   std::uint32_t max_streams_ = 0;
   std::uint32_t open_ = 0;
   bool goaway_ = false;  // the server's GOAWAY arrived
+  std::int32_t goaway_last_id_ = 0;  // ... and the last stream it covers
   bool broken_ = false;
   std::uint32_t broken_code_ = 0;
   // Streams' state, one per stream allowed at once, and the free ones.

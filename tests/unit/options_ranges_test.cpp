@@ -30,11 +30,13 @@ cli::Outcome parse(std::vector<std::string> args) {
 }
 
 // The flags a test needs beside the one it checks (the client needs
-// connections enough for -t and a URL that needs no resolver).
+// connections enough for -t and a URL that needs no resolver, and
+// --max-streams needs HTTP/2).
 template <typename Options>
 std::vector<std::string> with(std::vector<std::string> args) {
   if constexpr (std::is_same_v<Options, client::Options>) {
     for (const char* a : {"-c", "1000000", "http://127.0.0.1:1/"}) args.emplace_back(a);
+    if (args[0].starts_with("--max-streams")) args.emplace_back("--http2-prior-knowledge");
   }
   return args;
 }
