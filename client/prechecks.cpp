@@ -6,6 +6,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -67,26 +68,30 @@ std::string check_reachable(const Options& options, std::uint32_t& first) {
   return "cannot connect to " + options.target.host + " (" + failures + ")";
 }
 
+// Blocking from here, each send and receive bounded by `limit_ns`.
+void make_blocking(int fd, std::uint64_t limit_ns) {
+  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  const timeval limit{long(limit_ns / 1'000'000'000), long(limit_ns % 1'000'000'000 / 1000)};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit);
+  ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &limit, sizeof limit);
+}
+
 // https: one handshake before any worker starts, with the run's settings,
 // so that a certificate that does not verify (or a server that does not
 // speak TLS) stops the run with OpenSSL's reason rather than a stream of
-// tls errors.
+// tls errors. With --http2, the server must also choose h2 by ALPN.
 std::string check_tls(const Options& options, const net::Address& address) {
   tls::ClientConfig config;
   config.verify = !options.insecure;
   config.ca_file = options.cacert;
+  config.alpn = options.http2 ? "h2" : "http/1.1";
   std::string error;
   const std::unique_ptr<tls::ClientContext> context = tls::ClientContext::make(config, error);
   if (context == nullptr) return "TLS: " + error;
   const int fd = connect_blocking(address, options.connect_timeout_ns, error);
   if (fd < 0) return "cannot connect to " + address.to_string() + ": " + error;
   const std::string failed = "TLS handshake with " + options.target.host + " (" + address.to_string() + ") failed: ";
-  // Blocking from here, each wait bounded by the connect timeout.
-  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
-  const timeval limit{long(options.connect_timeout_ns / 1'000'000'000),
-                      long(options.connect_timeout_ns % 1'000'000'000 / 1000)};
-  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit);
-  ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &limit, sizeof limit);
+  make_blocking(fd, options.connect_timeout_ns);
   tls::Session session;
   std::string result;
   if (!context->start(session, options.target.host, error)) result = failed + error;
@@ -133,7 +138,58 @@ std::string check_tls(const Options& options, const net::Address& address) {
     wire.in_len = std::size_t(n);
   }
   ::close(fd);
+  if (!result.empty() && options.http2 && result.find("no application protocol") != std::string::npos) {
+    result += " (--http2 offers h2 alone: the server does not speak HTTP/2 over TLS)";
+  }
+  if (result.empty() && options.http2 && session.alpn() != "h2") {
+    result = "--http2: " + options.target.host + " (" + address.to_string() + ") did not choose h2 by ALPN (it chose ";
+    result += session.alpn().empty() ? std::string("none") : std::string(session.alpn());
+    result += "): it does not speak HTTP/2 over TLS there";
+  }
   return result;
+}
+
+// h2c: the connection preface and an empty SETTINGS, once before any
+// worker starts. A server that speaks h2c answers with its SETTINGS
+// (RFC 9113 section 3.4); one that speaks only HTTP/1.1 answers the
+// preface as a bad request, and the run stops saying so rather than
+// counting a failed connection per attempt.
+std::string check_h2c(const Options& options, const net::Address& address) {
+  std::string error;
+  const int fd = connect_blocking(address, options.connect_timeout_ns, error);
+  if (fd < 0) return "cannot connect to " + address.to_string() + ": " + error;
+  make_blocking(fd, options.connect_timeout_ns);
+  // The preface, then a SETTINGS frame's 9-byte header: length 0, type 4.
+  static constexpr char preface[] = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n\0\0\0\4\0\0\0\0\0";
+  constexpr std::size_t preface_bytes = sizeof preface - 1;
+  constexpr std::size_t frame_header_bytes = 9;
+  constexpr char settings_type = 4;
+  std::string result;
+  if (::send(fd, preface, preface_bytes, MSG_NOSIGNAL) != ssize_t(preface_bytes)) {
+    result = "send: " + std::string(std::strerror(errno));
+  } else {
+    char got[64];
+    std::size_t have = 0;
+    while (have < frame_header_bytes) {
+      const ssize_t n = ::recv(fd, got + have, sizeof got - have, 0);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      have += std::size_t(n);
+    }
+    if (have == 0) {
+      result = "no answer to the HTTP/2 connection preface";
+    } else if (have < frame_header_bytes || got[3] != settings_type) {
+      std::string start;
+      for (std::size_t i = 0; i < std::min<std::size_t>(have, 16); ++i) {
+        start += got[i] >= 0x20 && got[i] < 0x7f ? got[i] : '.';
+      }
+      result = "the server answered the HTTP/2 preface with \"" + start + "\", not SETTINGS";
+    }
+  }
+  ::close(fd);
+  if (result.empty()) return result;
+  return "--http2-prior-knowledge: " + options.target.host + " (" + address.to_string() + "): " + result +
+         ": it does not speak h2c (HTTP/2 without TLS) there";
 }
 
 // Every connection is a descriptor, and a reconnect briefly holds two.
@@ -174,6 +230,12 @@ std::optional<int> check_before_start(const Options& options, std::uint32_t& fir
   if (const std::string error = check_reachable(options, first_address); !error.empty()) {
     std::fprintf(stderr, "client: %s\n", error.c_str());
     return 1;
+  }
+  if (options.http2_prior_knowledge) {
+    if (const std::string error = check_h2c(options, options.target.addresses[first_address]); !error.empty()) {
+      std::fprintf(stderr, "client: %s\n", error.c_str());
+      return 1;
+    }
   }
   if (options.target.scheme == Scheme::https) {
     if (const std::string error = check_tls(options, options.target.addresses[first_address]); !error.empty()) {
