@@ -79,11 +79,12 @@ H2Requests::H2Requests(const Options& options) {
     add(":path", field(options.target.path));
     for (const auto& [name, value] : headers) add(name, value);
     if (!body.empty() && !has_length) add("content-length", std::to_string(body.size()));
-    bodies_.push_back(append(body));
+    body_starts_.push_back(std::uint32_t(bodies_.size()));
+    bodies_ += body;
     fields_max_ = std::max<std::size_t>(fields_max_, fields_.size() - field_starts_.back());
   }
   field_starts_.push_back(std::uint32_t(fields_.size()));
-  bodies_.push_back(std::uint32_t(text_.size()));
+  body_starts_.push_back(std::uint32_t(bodies_.size()));
 }
 
 std::span<const nghttp2_nv> H2Requests::headers(std::size_t i, std::span<nghttp2_nv> scratch) const {

@@ -31,14 +31,14 @@ class H2Requests {
   H2Requests(const H2Requests&) = delete;
   H2Requests& operator=(const H2Requests&) = delete;
 
-  std::size_t distinct() const { return bodies_.size() - 1; }
+  std::size_t distinct() const { return body_starts_.size() - 1; }
   // The most fields a request has: the size of headers()'s scratch.
   std::size_t fields_max() const { return fields_max_; }
   // Request i's header fields (i < distinct()), written into `scratch`
   // (fields_max() long); the names and values live as long as this object.
   std::span<const nghttp2_nv> headers(std::size_t i, std::span<nghttp2_nv> scratch) const;
   std::string_view body(std::size_t i) const {
-    return std::string_view(text_).substr(bodies_[i], bodies_[i + 1] - bodies_[i]);
+    return std::string_view(bodies_).substr(body_starts_[i], body_starts_[i + 1] - body_starts_[i]);
   }
 
  private:
@@ -47,12 +47,13 @@ class H2Requests {
   struct Field {
     std::uint32_t name = 0, name_len = 0, value = 0, value_len = 0;
   };
-  // Every name, value and body, back to back.
+  // Every name and value, back to back; the bodies, back to back.
   std::string text_;
+  std::string bodies_;
   std::vector<Field> fields_;
   std::size_t fields_max_ = 0;
   std::vector<std::uint32_t> field_starts_;  // request i's first field, and the end
-  std::vector<std::uint32_t> bodies_;        // request i's body in text_, and the end
+  std::vector<std::uint32_t> body_starts_;  // request i's body in bodies_, and the end
 };
 
 // Whether a request header (as the user wrote it, "Name: value") is one
