@@ -6,6 +6,7 @@ workloads    what is asked and what every response must be
 servers      how each server is started, what it serves, why it cannot run
 rows         server x workload x generator; the default run and the --compare axes
 processes    starting, watching and stopping processes; their CPU time
+stopping     a child stopped within a bound: SIGTERM, SIGKILL, its process group, reaped without Popen's lock
 interrupts   SIGTERM and Ctrl-C: one guard that ends a mode's measuring, and what it started stopped
 database     the database rows' throwaway Postgres cluster and its CPU over a window
 tls          the TLS rows' CA and certificate (openssl), nginx's log of each connection's session, handshake figures

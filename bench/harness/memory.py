@@ -18,6 +18,7 @@ from .constants import (
     STOP_WAIT_S,
 )
 from .processes import Running, read_response, rss_bytes
+from .stopping import KILL_WAIT_S
 
 
 # The memory row: RSS growth per idle keep-alive connection at several counts.
@@ -204,7 +205,7 @@ class Holders:
             p.join(timeout=STOP_WAIT_S)
             if p.is_alive():
                 p.kill()
-                p.join()
+                p.join(timeout=KILL_WAIT_S)  # one stuck in the kernel is left behind, not waited for
 
 
 def memory_per_connection(ctx, server, variant):

@@ -3,13 +3,13 @@ import os
 import re
 import resource
 import shutil
-import signal
 import socket
 import subprocess
 import tempfile
 import time
 
-from .constants import PLAINTEXT, READY_PATH, SERVER_CPUS, START_WAIT_S, STOP_WAIT_S
+from .constants import PLAINTEXT, READY_PATH, SERVER_CPUS, START_WAIT_S
+from .stopping import close_pipes, drain, stop_child
 
 
 # Processes.
@@ -196,14 +196,9 @@ class Running:
             return False
 
     def stop(self):
-        """SIGTERM, bounded wait, SIGKILL. Returns the exit status (negative: a signal)."""
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=STOP_WAIT_S)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        """SIGTERM, bounded wait, SIGKILL, bounded wait. Returns the exit
+        status (negative: a signal; None: it could not be reaped)."""
+        stop_child(self.proc)
         Running.live.discard(self)
         shutil.rmtree(self.rundir, ignore_errors=True)
         return self.proc.returncode
@@ -219,24 +214,27 @@ class WrongAnswer(StartError):
 
 
 def run_bounded(argv, timeout_s, beside=None):
-    """Runs argv, killing it after timeout_s; returns (exit status or None on
+    """Runs argv, stopping it after timeout_s; returns (exit status or None on
     timeout, stdout, stderr). beside(proc), if given, is called once it has
     started (a profiler recording while it runs; what it does is bounded by
-    itself, and the timeout counts from the start)."""
+    itself, and the timeout counts from the start). It leads its own process
+    group, so that what it forks (a wrapper's program, perf's workload) is
+    stopped with it."""
     started = time.monotonic()
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+                            process_group=0)
     try:
         if beside:
             beside(proc)
         out, err = proc.communicate(timeout=max(0.0, started + timeout_s - time.monotonic()))
         code = proc.returncode
     except subprocess.TimeoutExpired:
-        proc.kill()
-        out, err = proc.communicate()
+        stop_child(proc, group=True)
+        out, err = drain(proc)
         code = None
     except BaseException:
-        proc.kill()  # interrupted (SIGTERM, Ctrl-C): the generator does not outlive the harness
-        proc.wait()
+        stop_child(proc, group=True)  # interrupted (SIGTERM, Ctrl-C): the generator does not outlive the harness
+        close_pipes(proc)
         raise
     return code, out.decode(errors="replace"), err.decode(errors="replace")
 

@@ -24,8 +24,9 @@ import time
 
 from .constants import CLIENT_CPU, GENERATOR_GRACE_S
 from .interrupts import Interrupted
-from .processes import user_system_ticks, wait_while_running
+from .processes import run_bounded, user_system_ticks, wait_while_running
 from .runs import measure
+from .stopping import close_pipes, stop_child
 from .summary import fmt, summarize
 from .render import gnuplot_missing, run_gnuplot
 
@@ -41,6 +42,7 @@ PROFILE_MIN_DURATION_S = 1   # --duration shorter than this leaves no window wor
 PROFILE_TOP = 25             # functions listed in each table
 PROFILE_CHART_TOP = 15       # functions in each of the chart's two panels
 PERF_SCRIPT_TIMEOUT_S = 300  # unwinding a recording is bounded too
+PERF_PROBE_TIMEOUT_S = 60    # perf recording `true` once, on a busy two-core machine
 KERNEL_MARK = "_[k]"         # a kernel frame in folded stacks, as flame-graph tools colour them
 
 
@@ -49,11 +51,13 @@ def perf_missing():
     if not shutil.which("perf"):
         return "perf is not installed (Debian: linux-perf)"
     with tempfile.TemporaryDirectory(prefix="ringhttp-bench-perf.") as d:
-        r = subprocess.run(["perf", "record", "-q", "-e", PROFILE_EVENT, "-F", str(PROFILE_FREQUENCY_HZ),
-                            "--call-graph", PROFILE_CALL_GRAPH, "-o", os.path.join(d, "probe.data"), "--", "true"],
-                           capture_output=True, text=True, timeout=60)
-    if r.returncode != 0:
-        return f"perf record fails here: {r.stderr.strip()[-300:]}"
+        code, _, err = run_bounded(["perf", "record", "-q", "-e", PROFILE_EVENT, "-F", str(PROFILE_FREQUENCY_HZ),
+                                    "--call-graph", PROFILE_CALL_GRAPH, "-o", os.path.join(d, "probe.data"),
+                                    "--", "true"], PERF_PROBE_TIMEOUT_S)
+    if code is None:
+        return f"perf record did not finish within {PERF_PROBE_TIMEOUT_S} s here"
+    if code != 0:
+        return f"perf record fails here: {err.strip()[-300:]}"
     return None
 
 
@@ -80,7 +84,9 @@ class Recorder:
         argv = ["taskset", "-c", CLIENT_CPU, "perf", "record", "-q", "-e", PROFILE_EVENT,
                 "-F", str(PROFILE_FREQUENCY_HZ), "--call-graph", PROFILE_CALL_GRAPH, "-p", str(pid),
                 "-o", self.path]
-        perf = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
+        # Its own process group: stopping it stops whatever it may have forked.
+        perf = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+                                process_group=0)
         try:
             before = user_system_ticks(pid)
             wait_while_running(perf, time.monotonic() + length)
@@ -88,18 +94,18 @@ class Recorder:
             perf.send_signal(signal.SIGINT)
             _, err = perf.communicate(timeout=GENERATOR_GRACE_S)
         except subprocess.TimeoutExpired:
-            perf.kill()
-            _, err = perf.communicate()
+            stop_child(perf, group=True)
+            close_pipes(perf)
             self.error = f"perf record did not stop within {GENERATOR_GRACE_S} s of SIGINT"
             return
         except OSError as e:  # the server is gone: its run says so
-            perf.kill()
-            perf.wait()
+            stop_child(perf, group=True)
+            close_pipes(perf)
             self.error = f"the server could not be read: {e}"
             return
         except BaseException:
-            perf.kill()  # interrupted: perf does not outlive the harness
-            perf.wait()
+            stop_child(perf, group=True)  # interrupted: perf does not outlive the harness
+            close_pipes(perf)
             raise
         if perf.returncode not in (0, -signal.SIGINT):  # perf re-raises the SIGINT it stopped on
             self.error = f"perf record exited {perf.returncode}: {err.decode(errors='replace').strip()[-300:]}"
@@ -127,11 +133,13 @@ def is_kernel(address, dso):
 def samples(path):
     """The recording's samples, each its stack from the leaf outwards as
     (name, in the kernel, binary) frames, unwound by perf script."""
-    r = subprocess.run(["perf", "script", "-i", path, "--no-inline", "-F", "comm,tid,ip,sym,dso"],
-                       capture_output=True, text=True, timeout=PERF_SCRIPT_TIMEOUT_S, errors="replace")
-    if r.returncode != 0:
-        raise RuntimeError(f"perf script exited {r.returncode}: {r.stderr.strip()[-300:]}")
-    for block in r.stdout.split("\n\n"):
+    code, out, err = run_bounded(["perf", "script", "-i", path, "--no-inline", "-F", "comm,tid,ip,sym,dso"],
+                                 PERF_SCRIPT_TIMEOUT_S)
+    if code is None:
+        raise RuntimeError(f"perf script did not finish within {PERF_SCRIPT_TIMEOUT_S} s")
+    if code != 0:
+        raise RuntimeError(f"perf script exited {code}: {err.strip()[-300:]}")
+    for block in out.split("\n\n"):
         stack = []
         for line in block.splitlines()[1:]:
             m = FRAME.match(line)
@@ -292,7 +300,7 @@ def record_iterations(ctx, row, iterations, recordings_dir, plain, recorded, fai
                 if "failure" not in rec:
                     try:
                         prof.add(recorder.path, recorder.seconds, recorder.ticks)
-                    except (RuntimeError, subprocess.TimeoutExpired) as e:
+                    except RuntimeError as e:
                         rec["failure"] = str(e)
                 if os.path.exists(recorder.path):
                     os.unlink(recorder.path)

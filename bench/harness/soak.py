@@ -20,6 +20,7 @@ import time
 from .constants import CLIENT_CPU, GENERATOR_GRACE_S, MEMORY_SETTLE_S
 from .interrupts import Interrupted
 from .processes import Running, StartError, established, get_once, rss_bytes, run_bounded
+from .stopping import stop_child
 from .runs import database_ready, run_client
 
 SOAK_PHASES = 4                         # the seeds' four
@@ -106,9 +107,7 @@ class Hostile:
         return record
 
     def stop(self):
-        if self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait()
+        stop_child(self.proc)
 
 
 def soak(ctx, rows, phases, driver=None):
