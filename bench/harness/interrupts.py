@@ -2,8 +2,10 @@
 writes what it measured.
 
 SIGTERM is made to raise KeyboardInterrupt as Ctrl-C does, so one guard,
-Interrupted, catches both wherever a mode measures; after it has caught one,
-further signals are held off, so that stopping and writing are not cut short.
+Interrupted, catches both wherever a mode measures. Further signals are
+held off from the first one on, so that stopping and writing are not cut
+short: a second signal must not land between a child's kill and its wait,
+nor skip the stop of the server.
 """
 import signal
 
@@ -14,12 +16,18 @@ INTERRUPTED = 130  # the exit status of a run stopped by SIGTERM or Ctrl-C (128 
 
 
 def raise_interrupt(signum, _frame):
-    """SIGTERM as Ctrl-C is: the run stops where it is and writes what it measured."""
+    """SIGTERM as Ctrl-C is: the run stops where it is and writes what it
+    measured, and no later signal cuts that short."""
+    hold_signals()
     raise KeyboardInterrupt(signal.Signals(signum).name)
 
 
 def sigterm_as_ctrl_c():
     signal.signal(signal.SIGTERM, raise_interrupt)
+    # Ctrl-C too, so that it holds off later signals as SIGTERM does; not
+    # where SIGINT was ignored when Python started (a background job's).
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        signal.signal(signal.SIGINT, raise_interrupt)
 
 
 def hold_signals():
