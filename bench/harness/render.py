@@ -7,6 +7,10 @@ from .memory import largest_count_reason
 from .constants import TLS_HANDSHAKE_SERVER_CPU_RATIO, TLS_SERVER_CPU_RATIO
 from .summary import fmt, ratio_base, with_range
 
+# A chart draws in well under a second; past this, gnuplot is stuck, and the
+# report (an interrupted run's too) is written without its chart.
+GNUPLOT_WAIT_S = 60
+
 
 def table_rows(rows, summaries, instances, database=False):
     """The results table's rows; with database=True a last column, the
@@ -231,9 +235,13 @@ def gnuplot_missing():
 
 def run_gnuplot(script, *data_files):
     """Draws `script`, then removes its data files: None, or why it failed."""
-    r = subprocess.run(["gnuplot"], input=script, text=True, capture_output=True)
-    for path in data_files:
-        os.unlink(path)
+    try:
+        r = subprocess.run(["gnuplot"], input=script, text=True, capture_output=True, timeout=GNUPLOT_WAIT_S)
+    except subprocess.TimeoutExpired:
+        return f"gnuplot did not finish within {GNUPLOT_WAIT_S} s"
+    finally:
+        for path in data_files:
+            os.unlink(path)
     return None if r.returncode == 0 else f"gnuplot failed: {r.stderr.strip()[-200:]}"
 
 
