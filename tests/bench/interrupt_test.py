@@ -41,22 +41,6 @@ RUN = ("--only", "ringhttp/plaintext,ringhttp/json", "--iterations", "1", "--war
        "--duration", "1", "--connections", "4", "--cool-down", "0")
 
 
-def descendants(pid):
-    """Every live descendant of pid (children, their children, ...)."""
-    out, todo = set(), [pid]
-    while todo:
-        for c in observe.children(todo.pop()):
-            if c not in out:
-                out.add(c)
-                todo.append(c)
-    return out
-
-
-def alive(pid):
-    s = observe.stat(pid)
-    return s is not None and s[0] != "Z"
-
-
 def read_line_with(proc, text):
     """Reads the harness's stdout line by line until one contains text."""
     deadline = time.monotonic() + BENCH_WAIT_S
@@ -85,9 +69,9 @@ def stop_and_check(name, proc, out_dir, sig, started, results=True):
     if proc.returncode != INTERRUPTED:
         failures.append(f"{name}: the harness exited {proc.returncode}, not {INTERRUPTED}")
     deadline = time.monotonic() + GONE_WAIT_S
-    while time.monotonic() < deadline and any(alive(p) for p in started):
+    while time.monotonic() < deadline and any(observe.alive(p) for p in started):
         time.sleep(observe.POLL_S)
-    left = [f"{p} ({' '.join(observe.cmdline(p))[:80]})" for p in started if alive(p)]
+    left = [f"{p} ({' '.join(observe.cmdline(p))[:80]})" for p in started if observe.alive(p)]
     if left:
         failures.append(f"{name}: still running after the harness exited: {left}")
     report = observe.results(out_dir) if results else None
@@ -106,7 +90,7 @@ def mid_run(build, sig):
     client_exe = os.path.realpath(os.path.join(build, "client", "client"))
     started = observe.eventually(
         lambda: (lambda d: d if {server_exe, client_exe} <= {observe.exe(p) for p in d} else None)(
-            descendants(proc.pid)), BENCH_WAIT_S, "the second run's server and client")
+            observe.descendants(proc.pid)), BENCH_WAIT_S, "the second run's server and client")
     failures, report = stop_and_check(name, proc, out_dir, sig, started)
     if report:
         done = [s["row"] for s in report["summaries"]]
@@ -130,7 +114,7 @@ def memory_row(build):
     server_exe = os.path.realpath(os.path.join(build, "server", "server"))
 
     def holding():
-        d = descendants(proc.pid)
+        d = observe.descendants(proc.pid)
         servers = [p for p in d if observe.exe(p) == server_exe and "--connections-max" in observe.cmdline(p)]
         holders = [p for p in d if observe.exe(p) != server_exe and p not in servers]
         if not servers or len(holders) < 2:
@@ -158,7 +142,7 @@ def soak_phase(build):
     exes = {os.path.realpath(os.path.join(build, "server", "server")),
             os.path.realpath(os.path.join(build, "client", "client")), driver}
     started = observe.eventually(
-        lambda: (lambda d: d if exes <= {observe.exe(p) for p in d} else None)(descendants(proc.pid)),
+        lambda: (lambda d: d if exes <= {observe.exe(p) for p in d} else None)(observe.descendants(proc.pid)),
         BENCH_WAIT_S, "the soak's server, client and hostile driver")
     failures, report = stop_and_check(name, proc, out_dir, signal.SIGTERM, started)
     soak = (report or {}).get("soak", {})
@@ -180,7 +164,7 @@ def profile_recording(build):
                                "--cool-down", "0")
 
     def recording():
-        d = descendants(proc.pid)
+        d = observe.descendants(proc.pid)
         return d if any("-p" in observe.cmdline(p) and "record" in observe.cmdline(p) for p in d) else None
     started = observe.eventually(recording, BENCH_WAIT_S, "perf recording the server")
     failures, _ = stop_and_check(name, proc, out_dir, signal.SIGTERM, started, results=False)

@@ -58,6 +58,23 @@ def children(pid):
     return sorted(out)
 
 
+def descendants(pid):
+    """Every live descendant of pid (children, their children, ...)."""
+    out, todo = set(), [pid]
+    while todo:
+        for c in children(todo.pop()):
+            if c not in out:
+                out.add(c)
+                todo.append(c)
+    return out
+
+
+def alive(pid):
+    """Running, or stopped, or stuck: anything but gone or a zombie."""
+    s = stat(pid)
+    return s is not None and s[0] != "Z"
+
+
 def exe(pid):
     try:
         return os.readlink(f"/proc/{pid}/exe")
@@ -136,10 +153,10 @@ def established(port):
     return len(established_pairs(port))
 
 
-def start_bench(build, out_dir, *args):
+def start_bench(build, out_dir, *args, env=None):
     argv = [sys.executable, BENCH, "--build", build, "--out", out_dir, *args]
     return subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            stdin=subprocess.DEVNULL)
+                            stdin=subprocess.DEVNULL, env=env)
 
 
 def results(out_dir, kind="bench"):
