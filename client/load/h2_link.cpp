@@ -21,6 +21,7 @@ void H2Link::clear_streams() {
   }
   goaway = false;
   ending = false;
+  broken = false;
 }
 
 StreamRequest* H2Link::take_place() {

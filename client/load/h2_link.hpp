@@ -48,6 +48,9 @@ struct H2Link final : http2::ClientEvents {
   // The session is being ended under streams still open: those that end
   // broken are counted with the connection, not one by one.
   bool ending = false;
+  // The server broke the protocol: counted, nothing more read or opened,
+  // and the socket closes once the session's GOAWAY is sent.
+  bool broken = false;
   std::unique_ptr<char[]> out;
 };
 

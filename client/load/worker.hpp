@@ -190,6 +190,8 @@ class Worker final : public WorkerBase {
   void h2_open(Connection& conn);
   bool h2_alpn_chosen(Connection& conn);
   void h2_receive(Connection& conn, const char* data, std::uint32_t len);
+  void h2_break(Connection& conn);
+  void h2_flush(Connection& conn);
   void h2_send(Connection& conn);
   bool h2_submit(Connection& conn, const StreamRequest& request);
   bool h2_next_output(Connection& conn);

@@ -57,10 +57,32 @@ bool Worker<Backend>::h2_alpn_chosen(Connection& conn) {
 
 template <typename Backend>
 void Worker<Backend>::h2_receive(Connection& conn, const char* data, std::uint32_t len) {
-  if (conn.h2->session.receive(data, len) != http2::ClientSession::Status::ok) {
-    return fail(conn, ErrorClass::protocol);
-  }
+  H2Link& h2 = *conn.h2;
+  if (h2.broken) return;  // nothing more is read: the GOAWAY is on its way out
+  if (h2.session.receive(data, len) != http2::ClientSession::Status::ok) h2_break(conn);
   h2_send(conn);  // new streams in the places freed, and the session's answers (SETTINGS ACK, PING, WINDOW_UPDATE)
+}
+
+// The server broke the protocol (a bad frame or header block): one
+// protocol error, the streams in flight failed with it, and the session's
+// GOAWAY with the error's code (RFC 9113 section 5.4.1) sent before the
+// socket closes, within --timeout.
+template <typename Backend>
+void Worker<Backend>::h2_break(Connection& conn) {
+  H2Link& h2 = *conn.h2;
+  if (h2.broken) return;
+  h2.broken = true;
+  count_error(ErrorClass::protocol);
+  finish_requests(conn.outstanding);
+  conn.outstanding = 0;
+  conn.deadline_ns = now_ns_ + options_.timeout_ns;
+}
+
+// What the session has queued goes out: sent (h2c) or handed to TLS.
+template <typename Backend>
+void Worker<Backend>::h2_flush(Connection& conn) {
+  if (tls_ != nullptr) return pump_tls(conn);
+  if (!conn.send_inflight && h2_next_output(conn)) submit_send(conn);
 }
 
 // Opens a stream for every request due while the session allows, then
@@ -69,8 +91,14 @@ template <typename Backend>
 void Worker<Backend>::h2_send(Connection& conn) {
   if (conn.state != ConnState::open) return;
   H2Link& h2 = *conn.h2;
-  // After a GOAWAY, the socket ends once its last stream does; the slot
-  // opens a new one.
+  // Broken: the socket ends once the GOAWAY is sent.
+  if (h2.broken) {
+    h2_flush(conn);
+    if (conn.state == ConnState::open && !conn.send_inflight) abort(conn);
+    return;
+  }
+  // After the server's GOAWAY, the socket ends once its last stream does;
+  // the slot opens a new one.
   if (h2.goaway && conn.outstanding == 0) return abort(conn);
   while (!stopping_ && h2.session.can_submit()) {
     StreamRequest next;
@@ -99,8 +127,7 @@ void Worker<Backend>::h2_send(Connection& conn) {
     }
     if (!h2_submit(conn, next)) break;
   }
-  if (tls_ != nullptr) return pump_tls(conn);
-  if (!conn.send_inflight && h2_next_output(conn)) submit_send(conn);
+  h2_flush(conn);
 }
 
 template <typename Backend>
@@ -137,6 +164,9 @@ template <typename Backend>
 bool Worker<Backend>::h2_next_output(Connection& conn) {
   H2Link& h2 = *conn.h2;
   const std::size_t n = h2.session.take_output(h2.out.get(), H2Link::out_bytes);
+  // nghttp2 found a connection error in what it read: the GOAWAY it
+  // queued for it is in this output.
+  if (h2.session.broken()) h2_break(conn);
   if (n == 0) return false;
   conn.send_base = h2.out.get();
   conn.send_offset = 0;
@@ -150,7 +180,13 @@ bool Worker<Backend>::h2_next_output(Connection& conn) {
 template <typename Backend>
 void Worker<Backend>::h2_check_deadlines(Connection& conn) {
   H2Link& h2 = *conn.h2;
-  for (const StreamRequest& s : h2.streams) {
+  if (h2.broken) {
+    // Its error is counted; a GOAWAY that could not leave in time is dropped.
+    if (now_ns_ >= conn.deadline_ns) abort(conn);
+    return;
+  }
+  for (std::uint32_t i = 0; conn.outstanding > 0 && i < h2.streams.size(); ++i) {
+    const StreamRequest& s = h2.streams[i];
     if (s.in_flight && now_ns_ - s.sent_at_ns >= options_.timeout_ns) return fail(conn, ErrorClass::timeout);
   }
   const bool waiting = !stopping_ && (!h2_retry_.empty() || may_send_more()) &&
@@ -165,6 +201,7 @@ void Worker<Backend>::h2_check_deadlines(Connection& conn) {
 template <typename Backend>
 void Worker<Backend>::h2_peer_closed(Connection& conn) {
   H2Link& h2 = *conn.h2;
+  if (h2.broken) return abort(conn);
   h2.ending = true;
   h2.session.close();
   h2.ending = false;
@@ -174,9 +211,9 @@ void Worker<Backend>::h2_peer_closed(Connection& conn) {
 
 template <typename Backend>
 void Worker<Backend>::on_stream_done(Connection& conn, const StreamRequest& stream, const http2::StreamResult& r) {
-  // A connection that failed or closed counted its streams then, and one
-  // that is ending counts those that end broken with itself.
-  if (conn.state != ConnState::open) return;
+  // A connection that failed, closed or broke counted its streams then,
+  // and one that is ending counts those that end broken with itself.
+  if (conn.state != ConnState::open || conn.h2->broken) return;
   if (r.end == http2::StreamEnd::broken && conn.h2->ending) return;
   assert(conn.outstanding > 0);
   --conn.outstanding;
