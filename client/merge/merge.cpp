@@ -110,6 +110,7 @@ struct Shard {
   std::string host;
   std::string url, method;
   std::uint64_t total_connections = 0, pipeline = 0;
+  std::string protocol = "http/1.1";  // "h2" or "h2c" for HTTP/2 (and then max_streams)
 };
 
 std::string fmt(const char* f, double v) {
@@ -138,6 +139,11 @@ bool read_run_fields(simdjson::dom::element doc, Shard& s) {
   s.options_json = simdjson::minify(options);
   s.url = url;
   s.method = method;
+  // HTTP/2's options, in reports of versions that have them.
+  if (std::string_view protocol; options["protocol"].get(protocol) == simdjson::SUCCESS) {
+    s.protocol = protocol;
+    if (options["max_streams"].get(s.max_streams)) return false;
+  }
   return true;
 }
 
@@ -179,8 +185,7 @@ std::string read_report(const std::string& path, const std::string& contents, si
   }
   if (simdjson::dom::object h2; doc["http2"].get(h2) == simdjson::SUCCESS) {
     simdjson::dom::object resets;
-    if (h2["goaways"].get(s.h2.goaways) || h2["refused"].get(s.h2.refused) || h2["resets"].get(resets) ||
-        doc["options"]["max_streams"].get(s.max_streams)) {
+    if (h2["goaways"].get(s.h2.goaways) || h2["refused"].get(s.h2.refused) || h2["resets"].get(resets)) {
       return path + ": a field of the report's http2 object is missing or of the wrong type";
     }
     for (std::size_t i = 0; i < h2_error_codes; ++i) {
@@ -466,8 +471,11 @@ int merge_main(int argc, char** argv) {
   std::string text = "ringhttp client merge: " + std::to_string(shards.size()) +
                      (reports ? " reports from " + hosts : std::string(" interval logs")) + "\n";
   if (checked) {
-    text += first.method + " " + first.url + ": " + std::to_string(connections) + " connections, pipeline " +
-            std::to_string(first.pipeline) + (first.rate > 0 ? ", rate " + std::to_string(first.rate) + "/s" : "") +
+    text += first.method + " " + first.url + ": " + std::to_string(connections) + " connections, " +
+            (first.protocol == "http/1.1"
+                 ? "pipeline " + std::to_string(first.pipeline)
+                 : first.protocol + ", " + std::to_string(first.max_streams) + " streams per connection") +
+            (first.rate > 0 ? ", rate " + std::to_string(first.rate) + "/s" : "") +
             "\n";
   } else {
     text += "  note: the logs carry no ringhttp run comment: their runs, shards and options are not checked\n";
