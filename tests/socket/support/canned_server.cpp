@@ -1,18 +1,15 @@
 #include "support/canned_server.hpp"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <cctype>
-#include <cerrno>
 #include <chrono>
 #include <cstdlib>
-#include <cstring>
-#include <stdexcept>
 #include <vector>
+
+#include "support/loopback_listener.hpp"
 
 namespace socket_test {
 namespace {
@@ -32,16 +29,7 @@ std::size_t content_length(std::string_view head) {
 }  // namespace
 
 CannedServer::CannedServer(std::string reply, After after) : reply_(std::move(reply)), after_(after) {
-  listen_fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof addr;
-  if (listen_fd_ < 0 || ::bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
-      ::listen(listen_fd_, 128) != 0 || ::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-    throw std::runtime_error(std::string("canned server: ") + std::strerror(errno));
-  }
-  port_ = ntohs(addr.sin_port);
+  listen_fd_ = listen_on_loopback("canned server", port_);
   thread_ = std::thread([this] { serve(); });
 }
 
@@ -59,9 +47,7 @@ void CannedServer::serve() {
   // A thread per connection: tests open few, and each is served at once.
   std::vector<std::thread> connections;
   while (!stop_) {
-    pollfd p{listen_fd_, POLLIN, 0};
-    if (::poll(&p, 1, poll_interval_ms) <= 0) continue;
-    const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
+    const int fd = accept_within(listen_fd_, poll_interval_ms, SOCK_CLOEXEC);
     if (fd < 0) continue;
     connections.emplace_back([this, fd] {
       serve_connection(fd);
