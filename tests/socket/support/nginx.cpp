@@ -165,7 +165,7 @@ void Nginx::make_certificates() {
 
 void Nginx::write_config() const {
   const std::string port = std::to_string(port_);
-  const std::string ssl = options_.tls ? " ssl" : "";
+  const std::string ssl = std::string(options_.tls ? " ssl" : "") + (options_.http2 ? " http2" : "");
   std::vector<std::string> listens = {"127.0.0.1:" + port};
   if (ipv6_) listens.push_back("[::1]:" + port);
   if (options_.unix_socket) listens.push_back("unix:" + unix_socket_path_);

@@ -1,8 +1,8 @@
 // Debian's nginx as a peer for the tests: on a free loopback port of its own
 // for as long as a test runs, plain HTTP or HTTPS with a throwaway CA that
-// the openssl command makes, with an optional [::1] and Unix-socket listener
-// and an access log that the test reads back (requests, connections and TLS
-// resumptions as the server saw them).
+// the openssl command makes, HTTP/1.1 or HTTP/2, with an optional [::1] and
+// Unix-socket listener and an access log that the test reads back
+// (requests, connections and TLS resumptions as the server saw them).
 //
 // What it serves, on every listener:
 //   default server (localhost, 127.0.0.1, anything else):
@@ -43,6 +43,10 @@ struct NginxOptions {
   bool unix_socket = false;
   // One line a request in access_log_path() (see Nginx::LogLine).
   bool access_log = false;
+  // HTTP/2 on every listener (nginx 1.22's "listen ... http2"): with TLS,
+  // h2 chosen by ALPN (http/1.1 still offered); without, h2c by prior
+  // knowledge only (an HTTP/1.1 request then fails).
+  bool http2 = false;
   // Requests a keep-alive connection may carry before nginx closes it
   // (nginx's own default is 1,000).
   std::uint32_t keepalive_requests = 100'000;
