@@ -8,7 +8,7 @@ from .servers import Ringhttp
 from .processes import Running, StartError, at_edges, child_cpu_s, cpu_ticks, rss_bytes, run_bounded
 from .database import DatabaseCpu, connections_up
 from .syscalls import ServerSyscalls, client_syscalls
-from .units import seconds
+from .units import SIZE_BYTES, TIME_MS, seconds
 from .tls import handshake_figures, log_difference
 
 
@@ -134,22 +134,18 @@ def client_connection_figures(report, over_tls, per_connection=True):
     return figures
 
 
-WRK_SIZE = {"B": 1, "KB": 1024, "MB": 1024 ** 2, "GB": 1024 ** 3}
-WRK_TIME_MS = {"us": 1e-3, "ms": 1.0, "s": 1000.0, "m": 60000.0}
-
-
 def parse_wrk(text):
     m = re.search(r"(\d+) requests in ([\d.]+)(\w+),", text)
     if not m:
         return None
-    r = {"requests": int(m.group(1)), "duration_s": float(m.group(2)) * WRK_TIME_MS.get(m.group(3), 1) / 1000}
+    r = {"requests": int(m.group(1)), "duration_s": float(m.group(2)) * TIME_MS.get(m.group(3), 1) / 1000}
     m = re.search(r"Requests/sec:\s+([\d.]+)", text)
     r["rps"] = float(m.group(1)) if m else 0.0
     m = re.search(r"Transfer/sec:\s+([\d.]+)(\w+)", text)
-    r["bytes_per_s"] = float(m.group(1)) * WRK_SIZE.get(m.group(2), 1) if m else 0.0
+    r["bytes_per_s"] = float(m.group(1)) * SIZE_BYTES.get(m.group(2), 1) if m else 0.0
     for pct, key in (("50", "p50_ms"), ("99", "p99_ms")):
         m = re.search(rf"^\s+{pct}%\s+([\d.]+)(\w+)", text, re.M)
-        r[key] = float(m.group(1)) * WRK_TIME_MS.get(m.group(2), 1) if m else None
+        r[key] = float(m.group(1)) * TIME_MS.get(m.group(2), 1) if m else None
     r["p999_ms"] = None  # wrk prints no 99.9th percentile
     errors = {}
     m = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", text)

@@ -1,5 +1,10 @@
-"""Counts and durations as the command line and the rows take them."""
+"""Counts and durations as the options take them; sizes and times as the generators print them."""
 import argparse
+
+# The units wrk and h2load print sizes and times in; their sizes are binary
+# (1.89MB is 1.89 x 2^20 bytes).
+SIZE_BYTES = {"B": 1, "KB": 1024, "MB": 1024 ** 2, "GB": 1024 ** 3}
+TIME_MS = {"us": 1e-3, "ms": 1.0, "s": 1000.0, "m": 60000.0}
 
 
 def positive(text):
