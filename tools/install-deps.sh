@@ -9,6 +9,7 @@ packages=(meson ninja-build pkg-config g++ liburing-dev libsimdjson-dev libmimal
           clang libclang-rt-14-dev  # libFuzzer targets (tools/fuzz.sh)
           libhdrhistogram-java default-jre-headless  # --hdr-log is checked by HdrHistogram's own reader
           nginx-light h2o nodejs python3  # the benchmark's peers: tests/bench checks their workloads
+          nghttp2-client  # h2load, beside the client on the bench's HTTP/2 rows: tests/bench runs them
           libjemalloc2 libtcmalloc-minimal4  # preloaded by allocator_test and by the bench's --compare alloc
           linux-perf gnuplot-nox  # the bench's --profile and its charts: tests/bench checks both
           postgresql-15 libpq-dev  # the database rows: db/cluster.sh runs a throwaway cluster

@@ -11,6 +11,7 @@ interrupts   SIGTERM and Ctrl-C: one guard that ends a mode's measuring, and wha
 database     the database rows' throwaway Postgres cluster and its CPU over a window
 tls          the TLS rows' CA and certificate (openssl), nginx's log of each connection's session, handshake figures
 runs         one measured run of a row (the generator, the server's CPU, the variant confirmed)
+h2load       h2load on the HTTP/2 rows: its command, its report read, its CPU and the server's over the window
 syscalls     system calls per request: ringhttp's server from its /metrics over the window, the client's report
 soak         phases of load against one server; growth from the second phase on fails
 cold_start   exec to the first right answer

@@ -52,8 +52,9 @@ def parse_args(argv):
                    help="a -Dallocator=system build, for --compare alloc (default: <build>-glibc)")
     p.add_argument("--only", default="", metavar="LIST",
                    help="rows to run, comma-separated: row ids (ringhttp/json, ringhttp/plaintext/wrk), server "
-                        "names (nginx), workload names (json), generator (wrk), a group (tls: the HTTPS rows, the "
-                        "handshake rows and their controls), or 'all' (default: the default rows)")
+                        "names (nginx), workload names (json), generator (wrk, h2load), a group (tls: the HTTPS rows, "
+                        "the handshake rows and their controls; h2: nginx and h2o over HTTP/2, by the client and by "
+                        "h2load), or 'all' (default: the default rows)")
     p.add_argument("--duration", type=positive, metavar="S", help="measured seconds per run (default: 10)")
     p.add_argument("--warmup", type=non_negative, metavar="S",
                    help="warm-up seconds per run, not reported (default: 3)")

@@ -90,6 +90,15 @@ TLS_CLIENT_CPU_RATIO = 0.6
 TLS_SERVER_CPU_RATIO = 0.8
 TLS_HANDSHAKE_SERVER_CPU_RATIO = 1.0
 TLS_OPENSSL_WAIT_S = 30      # each openssl command, on a busy two-core machine
+# The HTTP/2 rows (issue 31): nginx and h2o over TLS with h2 chosen by ALPN,
+# loaded by the client and by h2load (nghttp2's) with this many streams in
+# flight per connection (the client's --max-streams, h2load's -m; the
+# issue's figure, under the concurrent streams each server allows by
+# default: nginx 128, h2o 100). The target: the client's
+# CPU per request at most H2_CLIENT_CPU_RATIO times h2load's on the same
+# load, in the same run.
+H2_MAX_STREAMS = 16
+H2_CLIENT_CPU_RATIO = 0.7
 # --rate-sweep's requested rates, rising past what one shard serves pipelined here.
 RATE_SWEEP_RATES = "250k,500k,1M,1.5M,2M,3M"
 

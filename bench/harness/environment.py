@@ -39,6 +39,8 @@ def environment(ctx, servers):
         if version:
             env[f"{s.name} version"] = version
     env["wrk version"] = first_line(["wrk", "-v"]) if shutil.which("wrk") else "not installed"
+    if any(s.http2 for s in servers):
+        env["h2load version"] = first_line(["h2load", "--version"]) if shutil.which("h2load") else "not installed"
     if any(s.tls for s in servers):
         env["openssl"] = (first_line(["openssl", "version"]) + "; the TLS rows' CA and certificate: P-256, made by it "
                           "for this run and removed after it")

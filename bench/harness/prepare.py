@@ -9,7 +9,7 @@ import sys
 
 from .context import Context
 from .environment import environment
-from .rows import usage_error
+from .rows import PEER_GENERATORS, usage_error
 from .servers import Ringhttp
 
 # ctx: the run's Context; runnable: the rows that can run, in order; skipped:
@@ -27,7 +27,7 @@ def prepare(a, rows, method):
         usage_error(f"--idle-connections: {ctx.idle_error}")
     if not os.access(ctx.client, os.X_OK):
         raise SystemExit(f"bench: {ctx.client} is not built (tools/bench.sh builds it)")
-    for tool in ("taskset",) + (("wrk",) if any(r.generator == "wrk" for r in rows) else ()):
+    for tool in ("taskset",) + tuple(g for g in PEER_GENERATORS if any(r.generator == g for r in rows)):
         if not shutil.which(tool):
             print(f"bench: {tool} is not installed: its rows are skipped", file=sys.stderr)
     skipped = {}
@@ -53,13 +53,16 @@ def prepare(a, rows, method):
     return Prepared(ctx, runnable, skipped, env, env_lines, stamp)
 
 
+GENERATOR_PACKAGES = {"wrk": "wrk", "h2load": "nghttp2-client"}  # the Debian package each comes in
+
+
 def why_not(ctx, r):
     """Why row r cannot run here, or None."""
     reason = r.server.missing(ctx)
     if not reason and r.workload.database:
         reason = ctx.database_missing()
-    if not reason and r.generator == "wrk" and not shutil.which("wrk"):
-        reason = "wrk is not installed (Debian: wrk)"
+    if not reason and r.generator in PEER_GENERATORS and not shutil.which(r.generator):
+        reason = f"{r.generator} is not installed (Debian: {GENERATOR_PACKAGES[r.generator]})"
     if not reason and r.variant and r.variant.glibc_build and not os.access(
             Ringhttp().binary(ctx, ctx.build_glibc), os.X_OK):
         reason = f"{ctx.build_glibc} has no server (tools/bench.sh --compare alloc builds it)"

@@ -101,8 +101,9 @@ def connection_notes(rows, summaries):
         "handshake, full or resumed, as ringhttp's client's report counts them, or for wrk (which does not say) as "
         "the server's log has them for the measured run (a fresh wrk process: its connections' first handshakes "
         "are full). CPU µs/conn, on the rows with a connection per request: that side's CPU over the window ÷ those "
-        "connections, the request each carried included. The server's log: every connection nginx-tls logged over "
-        "the row's runs (warm-up and the harness's start-up check included), and the sessions it resumed."]
+        "connections, the request each carried included. The server's log: every connection nginx-tls (or "
+        "nginx-h2) logged over the row's runs (warm-up and the harness's start-up check included), and the sessions "
+        "it resumed."]
     ids = {r.id for r in rows}
     for row in rows:
         # Each TLS row driven by ringhttp's client beside the same load over

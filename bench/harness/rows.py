@@ -5,8 +5,8 @@ import sys
 from .constants import (DB_POOL, DB_POOLS_COMPARED, ESTIMATE_INSTANCE_S, ESTIMATE_MEMORY_ROW_S,
                         ESTIMATE_RUN_OVERHEAD_S, SERVER_CPUS)
 from .workloads import WORKLOADS, Workload
-from .servers import (Floor, H2o, H2oTls, Nginx, NginxTls, Node, NodePg, NodeTls, Pgbench, Ringhttp,
-                      RinghttpTls, Server)
+from .servers import (Floor, H2o, H2oH2, H2oTls, Nginx, NginxH2, NginxTls, Node, NodePg, NodeTls, Pgbench,
+                      Ringhttp, RinghttpTls, Server)
 
 
 # Rows: a server (perhaps a variant of it), a workload, a generator.
@@ -38,7 +38,7 @@ class Variant:
 class Row:
     server: Server
     workload: Workload
-    generator: str = "client"   # client | wrk | pgbench (the server is Postgres itself)
+    generator: str = "client"   # client | wrk | h2load | pgbench (the server is Postgres itself)
     variant: Variant = None
     axis: str = ""
     default: bool = False       # in the run without --only
@@ -47,8 +47,8 @@ class Row:
     @property
     def id(self):
         name = self.server.name + (f":{self.variant.name}" if self.variant else "")
-        return (f"{name}/{self.workload.name}" + ("/wrk" if self.generator == "wrk" else "")
-                + (f"/{self.client}" if self.client else ""))
+        peer = f"/{self.generator}" if self.generator in PEER_GENERATORS else ""
+        return f"{name}/{self.workload.name}{peer}" + (f"/{self.client}" if self.client else "")
 
     @property
     def instance(self):
@@ -56,8 +56,13 @@ class Row:
         return self.server.name + (f":{self.variant.name}" if self.variant else "")
 
 
-SERVERS = [Floor("epoll"), Floor("uring"), Ringhttp(), RinghttpTls(), Nginx(), NginxTls(), H2o(), H2oTls(),
-           Node(), NodeTls(), NodePg(), Pgbench()]
+# The load generators other than ringhttp's client that drive a server's
+# rows, each a copy of a client-driven row (its id ends /NAME), so that the
+# client's own CPU per request is compared with theirs in the same run.
+PEER_GENERATORS = ("wrk", "h2load")
+
+SERVERS = [Floor("epoll"), Floor("uring"), Ringhttp(), RinghttpTls(), Nginx(), NginxTls(), NginxH2(), H2o(), H2oTls(),
+           H2oH2(), Node(), NodeTls(), NodePg(), Pgbench()]
 BY_NAME = {s.name: s for s in SERVERS}
 
 # The default run: about thirteen minutes (3 x 13 s per row, plus start-ups).
@@ -71,6 +76,8 @@ DEFAULT_ROWS = {
 WRK_ROWS = [("ringhttp", "plaintext"), ("ringhttp", "pipelined"), ("ringhttp", "stream-64k"),
             ("floor-uring", "plaintext"), ("floor-uring", "pipelined"),
             ("nginx-tls", "plaintext"), ("nginx-tls", "handshake")]
+# h2load (nghttp2's, HTTP/2 only here) beside the client on the HTTP/2 rows.
+H2LOAD_ROWS = [("nginx-h2", "plaintext"), ("h2o-h2", "plaintext")]
 # Named selections for --only, beside row ids and server, workload and
 # generator names. tls: ringhttp, nginx, h2o and node over HTTPS, kept
 # alive and (but node) with a handshake per request (nginx's driven by
@@ -84,6 +91,9 @@ GROUPS = {
             "h2o-tls/plaintext", "h2o-tls/json", "h2o-tls/handshake", "h2o-tls/handshake-full", "h2o/plaintext",
             "h2o/json",
             "node-tls/plaintext", "node-tls/json", "node/plaintext", "node/json"),
+    # h2: nginx and h2o over HTTP/2 on TLS, each driven by ringhttp's client
+    # (--http2) and by h2load with the same connections and streams.
+    "h2": ("nginx-h2/plaintext", "nginx-h2/plaintext/h2load", "h2o-h2/plaintext", "h2o-h2/plaintext/h2load"),
 }
 
 JEMALLOC = "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2"          # Debian libjemalloc2
@@ -202,9 +212,10 @@ def all_rows(custom):
         for w in s.workloads:
             r = Row(s, WORKLOADS[w], generator="client" if s.http else s.name)
             rows.append(dataclasses.replace(r, default=r.id in DEFAULT_ROWS or s.kind == "custom"))
-    for s, w in WRK_ROWS:
-        r = Row(BY_NAME[s], WORKLOADS[w], generator="wrk")
-        rows.append(dataclasses.replace(r, default=r.id in DEFAULT_ROWS))
+    for generator, pairs in (("wrk", WRK_ROWS), ("h2load", H2LOAD_ROWS)):
+        for s, w in pairs:
+            r = Row(BY_NAME[s], WORKLOADS[w], generator=generator)
+            rows.append(dataclasses.replace(r, default=r.id in DEFAULT_ROWS))
     return rows
 
 
@@ -282,7 +293,7 @@ def select(rows, only):
     chosen = []
     for token in wanted:
         hits = [r for r in rows if token in ("all", r.id, r.server.name, r.workload.name, r.instance)
-                or (token == "wrk" and r.generator == "wrk") or r.id in GROUPS.get(token, ())]
+                or (token in PEER_GENERATORS and r.generator == token) or r.id in GROUPS.get(token, ())]
         if not hits:
             usage_error(f"--only: nothing is named '{token}' (bench/bench.py --list shows the rows)")
         chosen += [r for r in hits if r not in chosen]

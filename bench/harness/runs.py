@@ -3,10 +3,12 @@ import json
 import os
 import re
 
-from .constants import CLIENT_CPU, CLK_TCK, DB_CONNECTIONS, GENERATOR_GRACE_S, PEERS, SERVER_CPUS, SERVER_SHARDS
+from .constants import (CLIENT_CPU, CLK_TCK, DB_CONNECTIONS, GENERATOR_GRACE_S, H2_MAX_STREAMS, PEERS, SERVER_CPUS,
+                        SERVER_SHARDS)
 from .servers import Ringhttp
 from .processes import Running, StartError, at_edges, child_cpu_s, cpu_ticks, rss_bytes, run_bounded
 from .database import DatabaseCpu, connections_up
+from .h2load import run_h2load
 from .syscalls import ServerSyscalls, client_syscalls
 from .units import SIZE_BYTES, TIME_MS, seconds
 from .tls import handshake_figures, log_difference
@@ -26,8 +28,9 @@ def client_argv(ctx, row, port, server_pid):
     """ringhttp's client's command line for a row (the build's client, or
     the --also-client one the row names): one thread pinned to CLIENT_CPU,
     every response's status and body checked; over HTTPS it trusts the
-    run's CA, never -k. A variant's client_args (--compare backend's
-    client-epoll) come last, before the URL."""
+    run's CA, never -k; against an HTTP/2 server it speaks h2 (offered by
+    ALPN) with H2_MAX_STREAMS streams per connection. A variant's
+    client_args (--compare backend's client-epoll) come last, before the URL."""
     w = row.workload
     argv = ["taskset", "-c", CLIENT_CPU, ctx.client_binary(row), "-t", "1", "--cpus", CLIENT_CPU,
             "-c", str(ctx.connections), "-w", f"{ctx.warmup}s", "-d", f"{ctx.duration}s",
@@ -51,6 +54,8 @@ def client_argv(ctx, row, port, server_pid):
         argv += ["--cacert", ctx.certificates().ca]
         if not w.tls_resume:
             argv.append("--no-sessionid")
+    if row.server.http2:
+        argv += ["--http2", "--max-streams", str(H2_MAX_STREAMS)]
     if row.variant:
         argv += list(row.variant.client_args)
     return argv + [row.server.url(port, w.path)]
@@ -95,6 +100,9 @@ def run_client(ctx, row, running, window=None):
         result["failure"] = (f"{report['errors_total']} failed requests "
                              f"({', '.join(f'{k} {v}' for k, v in result['error_classes'].items()) or 'none'}), "
                              f"{report['requests']} answered, client exit {code}")
+    got = (report.get("options") or {}).get("protocol", "?")
+    if row.server.http2 and got != "h2" and "failure" not in result:
+        result["failure"] = f"the client did not speak HTTP/2 to {row.server.name}: its report says protocol={got}"
     wanted = row.variant and row.variant.expect_client_backend
     got = (report.get("options") or {}).get("backend", "?")
     if wanted and got != wanted and "failure" not in result:
@@ -297,7 +305,7 @@ def measure(ctx, row, right_answer=True, window=None):
                 def window(generator, pid, warmup_s):
                     at_edges(generator, warmup_s, ctx.duration, readers)
         if "failure" not in record:
-            generate = run_client if row.generator == "client" else run_wrk
+            generate = {"client": run_client, "wrk": run_wrk, "h2load": run_h2load}[row.generator]
             record.update(generate(ctx, row, running, window))
         if database_cpu and database_cpu.ticks is not None and record.get("requests"):
             # Every Postgres process's utime+stime over the window ÷ responses.

@@ -22,6 +22,7 @@ class Server:
     http = True             # False: no HTTP server, the generator is the whole row (pgbench)
     tls = False             # True: HTTPS, with a certificate from the run's CA (Context.certificates)
     counts_syscalls = False  # True: its /metrics counts its system calls (ringhttp_syscalls_total)
+    http2 = False           # True: HTTPS with h2 chosen by ALPN; its generators speak HTTP/2
 
     def missing(self, ctx):
         return None
@@ -242,6 +243,26 @@ class NginxTls(Nginx):
         return connection_log(os.path.join(rundir, self.LOG))
 
 
+class NginxH2(NginxTls):
+    """nginx over HTTP/2: the nginx-tls rows' configuration with `http2` on
+    its listener, so a client offering h2 by ALPN gets it (one without ALPN,
+    as the harness's own start-up check, gets HTTP/1.1). keepalive_requests
+    (nginx.conf) bounds the streams of a connection too: far past a run.
+    Its idle connections cost what nginx-tls's do: no memory row."""
+    name = "nginx-h2"
+    http2 = True
+    memory_row = False
+    workloads = ("plaintext",)
+
+    def missing(self, ctx):
+        return super().missing(ctx) or build_lacks(["nginx", "-V"], "--with-http_v2_module",
+                                                   "this nginx has no http_v2_module (Debian's nginx-light has it)")
+
+    def tls_lines(self, ctx, rundir):
+        _, http, server = super().tls_lines(ctx, rundir)
+        return " ssl http2", http, server
+
+
 class H2o(Server):
     name = "h2o"
     workloads = ("plaintext", "json", "stream-64k", "pipelined")
@@ -314,6 +335,16 @@ class H2oTls(H2o):
         except (OSError, subprocess.TimeoutExpired):
             return "not found"
         return "; ".join(line.strip() for line in (out.stdout + out.stderr).splitlines()[:2]) or "unknown"
+
+
+class H2oH2(H2oTls):
+    """h2o over HTTP/2: the h2o-tls rows' configuration as it is, since h2o
+    offers h2 by ALPN on every TLS listener. Its idle connections cost what
+    h2o-tls's do: no memory row."""
+    name = "h2o-h2"
+    http2 = True
+    memory_row = False
+    workloads = ("plaintext",)
 
 
 class Node(Server):

@@ -3,11 +3,11 @@ import collections
 import dataclasses
 import statistics
 
-from .constants import (OPEN_CLIENT_CPU_RATIO, OPEN_RATE_TOLERANCE, TLS_CLIENT_CPU_RATIO,
+from .constants import (H2_CLIENT_CPU_RATIO, OPEN_CLIENT_CPU_RATIO, OPEN_RATE_TOLERANCE, TLS_CLIENT_CPU_RATIO,
                         TLS_HANDSHAKE_SERVER_CPU_RATIO, TLS_SERVER_CPU_RATIO, URING_FLOOR_PIPELINED_RATIO,
                         URING_FLOOR_RATIO)
 from .workloads import LADDER, SEEDS_LADDER
-from .rows import axis_base, axis_rows
+from .rows import PEER_GENERATORS, axis_base, axis_rows
 
 
 # Summaries, tables, chart.
@@ -72,23 +72,24 @@ def ratio_base(row, summaries):
 
 
 def generator_comparison(rows, summaries):
-    """ringhttp's client against wrk on the same server and workload, same
-    run; and against each other client binary (--also-client)."""
+    """ringhttp's client against wrk or h2load on the same server and
+    workload, same run; and against each other client binary (--also-client)."""
     lines = []
     for row in rows:
         if row.client:
             lines += client_comparison(row, summaries)
         lines += client_variant_comparison(row, summaries)
-        if row.generator != "wrk":
+        if row.generator not in PEER_GENERATORS:
             continue
-        ours = summaries.get(row.id[:-len("/wrk")])
+        peer = row.generator
+        ours = summaries.get(row.id[:-len("/" + peer)])
         theirs = summaries[row.id]
         if not ours or not ours["client_cpu_us"] or not theirs["client_cpu_us"] or not theirs["rps"]:
             continue
         lines.append(f"Generators on {ours['row']}: ringhttp's client {ours['client_cpu_us'][0]:.2f} µs/req of its "
-                     f"own CPU, wrk {theirs['client_cpu_us'][0]:.2f} "
+                     f"own CPU, {peer} {theirs['client_cpu_us'][0]:.2f} "
                      f"({ours['client_cpu_us'][0] / theirs['client_cpu_us'][0]:.2f}×); req/s "
-                     f"{ours['rps'][0] / theirs['rps'][0]:.2f}× wrk's.")
+                     f"{ours['rps'][0] / theirs['rps'][0]:.2f}× {peer}'s.")
     return lines
 
 
@@ -212,7 +213,16 @@ TLS_TARGETS = [
     Target("ringhttp-tls/handshake-full", "server_cpu_us", "nginx-tls/handshake-full", "at most",
            TLS_HANDSHAKE_SERVER_CPU_RATIO, "server CPU µs/req", control=True),
 ]
-TARGETS = DATABASE_TARGETS + OPEN_MODEL_TARGETS + TLS_TARGETS
+# Issue 31's target for the client over HTTP/2: its own CPU per request at
+# most H2_CLIENT_CPU_RATIO times h2load's on the same load (the same server,
+# connections and streams per connection), judged within one run; h2load's
+# row is the control.
+H2_TARGETS = [
+    Target(f"{server}/plaintext", "client_cpu_us", f"{server}/plaintext/h2load", "at most", H2_CLIENT_CPU_RATIO,
+           "client CPU µs/req", control=True)
+    for server in ("nginx-h2", "h2o-h2")
+]
+TARGETS = DATABASE_TARGETS + OPEN_MODEL_TARGETS + TLS_TARGETS + H2_TARGETS
 
 
 def floor_profiles(workload):

@@ -49,7 +49,8 @@ def choose(a):
         rows = [r for r in all_rows(a.custom) if r in rows or r.id in controls]
         print(f"bench: adding {', '.join(controls)}: the control row(s) of the targets (ringhttp/database-read's "
               "server CPU is held to json's + 3 µs of the same run, the open model's client CPU to the closed "
-              "model's, the client's CPU over TLS to wrk's, ringhttp-tls's server CPU to nginx-tls's)", flush=True)
+              "model's, the client's CPU over TLS to wrk's and over HTTP/2 to h2load's, ringhttp-tls's server CPU "
+              "to nginx-tls's)", flush=True)
     return also_client_rows(rows, [name for name, _ in a.also_client])
 
 
@@ -163,8 +164,8 @@ def report(p, a, runnable, instances, runs, progress):
     targets = judge_targets(summaries, targets_for(a.axes))
     text = "## Results\n\n" + text_table(header, body)
     targets_title = ("## Targets (issue 16: ringhttp's database rows, issue 17: the open model, issue 26: the client "
-                     "over TLS; ringhttp-tls's server CPU against nginx-tls's; against this run's own "
-                     "rows, reported, not failed)") if not a.axes else (
+                     "over TLS; ringhttp-tls's server CPU against nginx-tls's; issue 31: the client over HTTP/2 "
+                     "against h2load; against this run's own rows, reported, not failed)") if not a.axes else (
         "## Targets (issue 29, --compare uring: ringhttp with every feature against the floor's best profile, the "
         "open model's client with and without min-wait; against this run's own rows, reported, not failed)")
     if targets:
@@ -236,6 +237,13 @@ def method_notes(runnable, summaries, database):
         f"connection polled every 1 ms), median of {COLD_START_SPAWNS} spawns. RSS: the server's VmRSS right after "
         "the measured run.",
     ]
+    if any(r.generator == "h2load" for r in runnable):
+        notes.append("h2load (rows ending /h2load) warms up and measures in one process: its client CPU is its whole "
+                     "CPU less what it had spent when its warm-up ended, the server's is from then to h2load's exit. "
+                     "It checks statuses only (an answer that is not 2xx, or a request it counts failed, errored or "
+                     "timed out, fails the row), prints no percentiles and does not verify the server's "
+                     "certificate; ringhttp's client on the same row checks every status and body over h2, "
+                     "the certificate against the run's CA.")
     if database:
         notes.append(f"Database CPU µs/req: the utime+stime of every Postgres process (the postmaster and its "
                      f"backends) over the measured window ÷ responses. The server runs on CPU {SERVER_CPUS} and the "
