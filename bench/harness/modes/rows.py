@@ -227,12 +227,12 @@ def method_notes(runnable, summaries, database):
         "over the measured window ÷ responses (the column to compare). ÷ base: that figure divided by the row named "
         "in the JSON's ratio_base (the io_uring floor's row of the same kind, ringhttp/json for the ladder's rungs, "
         "or the axis's default variant).",
-        "Client CPU µs/req: the generator's own CPU (ringhttp's client, or wrk in /wrk rows). wrk checks statuses "
-        "only, and prints no p99.9; ringhttp's client checks every status and body.",
+        "Client CPU µs/req: the generator's own CPU (ringhttp's client, or wrk and h2load in /wrk and /h2load "
+        "rows). wrk checks statuses only, and prints no p99.9; ringhttp's client checks every status and body.",
         "Syscalls/req: each side's own count of its system calls over the measured window ÷ responses: "
         "ringhttp's server from its /metrics (ringhttp_syscalls_total summed over calls, read as the window starts "
         "and as it ends, ÷ the responses it counted between the two readings), ringhttp's client from its report. "
-        "— where a process does not count them (the floors, the peers, wrk).",
+        "— where a process does not count them (the floors, the peers, wrk, h2load).",
         f"Cold start: exec to the first right answer to GET {READY_PATH} (status 200 and its body, on a new "
         f"connection polled every 1 ms), median of {COLD_START_SPAWNS} spawns. RSS: the server's VmRSS right after "
         "the measured run.",
