@@ -46,8 +46,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import observe  # noqa: E402
 
 sys.path.insert(0, os.path.join(observe.ROOT, "bench"))
-from harness.cli import parse_args  # noqa: E402
-from harness.context import Context  # noqa: E402
+from harness_fixtures import make_context, summary  # noqa: E402
 from harness.h2load import h2load_argv, parse_h2load  # noqa: E402
 from harness.processes import Running  # noqa: E402
 from harness.rows import DEFAULT_ROWS, GROUPS, all_rows, select  # noqa: E402
@@ -82,16 +81,8 @@ def missing():
     return None
 
 
-def summary(row, **figures):
-    """A summary as summarize() makes it: each figure a (median, min, max)."""
-    s = {"row": row, "rps": None, "client_cpu_us": None, "server_cpu_us": None}
-    s.update({k: (v, v, v) if v is not None else None for k, v in figures.items()})
-    return s
-
-
 def context(build, *args):
-    return Context(parse_args(["--build", build, "--idle-connections", "0", "--connections", str(CONNECTIONS),
-                               *args]))
+    return make_context(build, CONNECTIONS, *args)
 
 
 def check_parse(_build):

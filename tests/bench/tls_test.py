@@ -58,8 +58,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import observe  # noqa: E402
 
 sys.path.insert(0, os.path.join(observe.ROOT, "bench"))
-from harness.cli import parse_args  # noqa: E402
-from harness.context import Context  # noqa: E402
+from harness_fixtures import make_context, summary  # noqa: E402
 from harness.rows import DEFAULT_ROWS, GROUPS, all_rows, also_client_rows, select  # noqa: E402
 from harness.runs import client_argv, client_connection_figures, wrk_argv  # noqa: E402
 from harness.render import connection_notes  # noqa: E402
@@ -76,16 +75,8 @@ CONNECTIONS = 32
 DEFAULT_ROW_COUNT = 17          # the default run before the TLS rows: they must not join it
 
 
-def summary(row, **figures):
-    """A summary as summarize() makes it: each figure a (median, min, max)."""
-    s = {"row": row, "rps": None, "client_cpu_us": None, "server_cpu_us": None}
-    s.update({k: (v, v, v) if v is not None else None for k, v in figures.items()})
-    return s
-
-
 def context(build, *args):
-    return Context(parse_args(["--build", build, "--idle-connections", "0", "--connections", str(CONNECTIONS),
-                               *args]))
+    return make_context(build, CONNECTIONS, *args)
 
 
 def check_target(_build):
