@@ -206,15 +206,19 @@ void expect_all_answered_in_order(Connection& reader) {
 }
 
 // While the send in flight has more than --output-bytes-max unsent, the
-// server parses no further request: the later send's first request is
-// parsed (a request is checked after it is answered), the rest is held.
+// server parses no further request: at most the later send's first request
+// is parsed (a request is checked after it is answered), the rest is held.
+// Over plain TCP that first request arrives whole with the rest and is
+// parsed; over TLS the input may be held in spill blocks before it is (the
+// records' split decides), so the test asks for at most one, not exactly.
 TEST(ServerFlags, output_bytes_max_stops_parsing_while_more_is_unsent) {
   ASSERT_GT(first_requests * medium_stream_bytes, tcp_wmem_max() + (1 << 20))
       << "the first batch must not fit in the server's send buffer";
   ServerProcess server({"--shards", "1", "--output-bytes-max", "65536", "--metrics-address", "127.0.0.1:0"});
   Connection reader(server.port(), {.receive_buffer_bytes = 16 * 1024});
   const Backlog backlog = pipeline_behind_a_stuck_send(server, reader);
-  EXPECT_EQ(backlog.parsed, first_requests + 1);
+  EXPECT_GE(backlog.parsed, first_requests);
+  EXPECT_LE(backlog.parsed, first_requests + 1) << "the later requests were parsed past the limit";
   EXPECT_GE(backlog.held_buffers, 1) << "the later requests' input is held, not parsed";
   expect_all_answered_in_order(reader);
 }
