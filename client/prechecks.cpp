@@ -14,6 +14,9 @@
 #include <string>
 #include <vector>
 
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+
 #include "client/load/placement.hpp"
 #include "client/results/cpu_time.hpp"
 #include "core/tls/context.hpp"
@@ -138,7 +141,12 @@ std::string check_tls(const Options& options, const net::Address& address) {
     wire.in_len = std::size_t(n);
   }
   ::close(fd);
-  if (!result.empty() && options.http2 && result.find("no application protocol") != std::string::npos) {
+  // The server's no_application_protocol alert: it speaks none of what
+  // ALPN offered, and --http2 offers h2 alone.
+  const bool refused_alpn = ERR_GET_LIB(session.error_code()) == ERR_LIB_SSL &&
+                            ERR_GET_REASON(session.error_code()) ==
+                                SSL_AD_REASON_OFFSET + SSL_AD_NO_APPLICATION_PROTOCOL;
+  if (!result.empty() && options.http2 && refused_alpn) {
     result += " (--http2 offers h2 alone: the server does not speak HTTP/2 over TLS)";
   }
   if (result.empty() && options.http2 && session.alpn() != "h2") {

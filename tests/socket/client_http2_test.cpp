@@ -11,11 +11,13 @@
 #include <string>
 #include <vector>
 
+#include "support/certificates.hpp"
 #include "support/client_process.hpp"
 #include "support/eventually.hpp"
 #include "support/h2_server.hpp"
 #include "support/json_report.hpp"
 #include "support/nginx.hpp"
+#include "support/server_process.hpp"
 
 namespace socket_test {
 namespace {
@@ -96,6 +98,18 @@ TEST(ClientHttp2, a_server_without_h2_is_refused_before_any_load) {
     EXPECT_EQ(run.exit_code, 1) << run.err << run.out;
     EXPECT_NE(run.err.find("does not speak HTTP/2 over TLS"), std::string::npos) << run.err;
     EXPECT_EQ(nginx.logged_requests(), 0u);
+  }
+  {
+    // ringhttp's server speaks HTTP/1.1 alone: it refuses an h2-only ALPN
+    // offer with the no_application_protocol alert, which the message names.
+    TempCertificates certs;
+    ServerProcess server({"--shards", "1", "--tls-cert", certs.files().cert_file, "--tls-key",
+                          certs.files().key_file});
+    const ClientRun run = run_client({"--http2", "-n", "10", "--cacert", certs.files().ca_file,
+                                      "https://localhost:" + std::to_string(server.port()) + "/plaintext",
+                                      "--resolve", "localhost:" + std::to_string(server.port()) + ":127.0.0.1"});
+    EXPECT_EQ(run.exit_code, 1) << run.err << run.out;
+    EXPECT_NE(run.err.find("no application protocol (--http2 offers h2 alone"), std::string::npos) << run.err;
   }
   {
     // h2c's preface to an HTTP/1.1 listener: a 400, named in the message.
