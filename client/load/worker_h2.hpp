@@ -155,6 +155,7 @@ bool Worker<Backend>::h2_submit(Connection& conn, const StreamRequest& request) 
   }
   ++conn.outstanding;
   conn.deadline_ns = now_ns_ + options_.timeout_ns;
+  h2.oldest_sent_ns = std::min(h2.oldest_sent_ns, request.sent_at_ns);
   return true;
 }
 
@@ -185,9 +186,16 @@ void Worker<Backend>::h2_check_deadlines(Connection& conn) {
     if (now_ns_ >= conn.deadline_ns) abort(conn);
     return;
   }
-  for (std::uint32_t i = 0; conn.outstanding > 0 && i < h2.streams.size(); ++i) {
-    const StreamRequest& s = h2.streams[i];
-    if (s.in_flight && now_ns_ - s.sent_at_ns >= options_.timeout_ns) return fail(conn, ErrorClass::timeout);
+  // A scan of the streams only when the oldest may be late; it finds the
+  // late one, or the oldest still in flight for the next ticks.
+  if (h2.oldest_sent_ns != UINT64_MAX && now_ns_ - h2.oldest_sent_ns >= options_.timeout_ns) {
+    std::uint64_t oldest_ns = UINT64_MAX;
+    for (const StreamRequest& s : h2.streams) {
+      if (!s.in_flight) continue;
+      if (now_ns_ - s.sent_at_ns >= options_.timeout_ns) return fail(conn, ErrorClass::timeout);
+      oldest_ns = std::min(oldest_ns, s.sent_at_ns);
+    }
+    h2.oldest_sent_ns = oldest_ns;
   }
   const bool waiting = !stopping_ && (!h2_retry_.empty() || may_send_more()) &&
                        (options_.rate == 0 || conn.pacing.next_ns() <= now_ns_);
