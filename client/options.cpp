@@ -1,5 +1,7 @@
 #include "client/options.hpp"
 
+#include "client/load/batch_wait.hpp"
+
 #include <algorithm>
 #include <charconv>
 #include <ctime>
@@ -159,6 +161,23 @@ bool store_start_at(std::string_view value, Options& out, std::string&) {
 
 using cli::duration_ns_max;
 
+// --batch-wait: "auto", "off", or a window of at most BatchWait::fixed_max_us.
+bool store_batch_wait(std::string_view value, Options& out, std::string&) {
+  if (value == "auto") {
+    out.batch_wait_auto = true;
+    return true;
+  }
+  out.batch_wait_auto = false;
+  if (value == "off") {
+    out.batch_wait_us = 0;
+    return true;
+  }
+  std::uint64_t ns = 0;
+  if (!cli::parse_duration(value, ns) || ns > BatchWait::fixed_max_us * 1000) return false;
+  out.batch_wait_us = std::uint32_t(ns / 1000);
+  return true;
+}
+
 // --http2 and --http2-prior-knowledge: each with its scheme, and what
 // HTTP/2 does otherwise (streams, not pipelining or Connection: close).
 std::string check_http2(const Options& out, const cli::Given& given) {
@@ -250,6 +269,10 @@ const Flag flags[] = {
     {.name = "--connect-timeout", .value = "T", .kind = Kind::duration, .target = &Options::connect_timeout_ns,
      .min = 1, .max = duration_ns_max,
      .help = "a connect, with its TLS handshake, not done by then is a timeout error"},
+    {.name = "--batch-wait", .value = "W", .kind = Kind::custom, .target = Flag::Store(store_batch_wait),
+     .accepts = "auto, off, or a time up to 1ms, e.g. 20us", .fallback = "auto",
+     .help = "io_uring on Linux 6.12+: how long a wait may hold a completion back to gather others; auto: 1% of "
+             "the shortest round trip of the last 10 ms, at most 50us (docs/CLIENT.md#batching-wait)"},
     {.name = "--backend", .value = "B", .kind = Kind::custom, .target = Flag::Store(cli::store_backend<Options>),
      .accepts = "uring or epoll", .fallback = "uring", .help = "the system calls the connections are driven by"},
     {.name = "--uring", .value = "LIST", .kind = Kind::custom, .target = Flag::Store(cli::store_uring<Options>),
@@ -295,6 +318,15 @@ std::string finish(Options& out, const cli::Given& given) {
                 " is for https:// URLs");
   }
   if (const std::string error = check_http2(out, given); !error.empty()) return error;
+  if (given.has("--batch-wait") && !out.batch_wait_auto && out.batch_wait_us > 0 &&
+      out.backend != io::BackendKind::uring) {
+    return "--batch-wait is io_uring's (min_wait_usec): the epoll backend has none";
+  }
+  // --uring min-wait, the server's fixed window, is --batch-wait 50us here.
+  if (out.wanted_features.min_wait && !given.has("--batch-wait")) {
+    out.batch_wait_auto = false;
+    out.batch_wait_us = BatchWait::max_us;
+  }
   if (!out.unix_socket.empty() && (out.family != Family::any || !out.resolve.empty())) {
     return "--unix-socket connects to a path: no -4, -6 or --resolve with it";
   }

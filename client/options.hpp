@@ -46,6 +46,10 @@ struct Options {
   // --requests-per-connection: each connection closes after this many
   // responses (its last request says Connection: close); 0: never.
   std::uint32_t requests_per_connection = 0;
+  // --batch-wait: auto (client/load/batch_wait.hpp), or this many µs
+  // always (0: off).
+  bool batch_wait_auto = true;
+  std::uint32_t batch_wait_us = 0;
   // A connection (and its TLS handshake) not ready by then is a connect error.
   std::uint64_t connect_timeout_ns = 2'000'000'000;
   std::uint32_t connections = 10;

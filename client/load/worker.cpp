@@ -44,7 +44,8 @@ std::unique_ptr<WorkerBase> make_worker(const Options& options, const RequestByt
 template <typename Backend>
 Worker<Backend>::Worker(const Options& options, const RequestBytes& request, const uring::Features& features,
                const WorkerPlan& plan)
-    : options_(options), request_(request), features_(features), plan_(plan) {}
+    : options_(options), request_(request), features_(features), plan_(plan),
+      batch_wait_(options.batch_wait_auto ? std::nullopt : std::optional<std::uint32_t>(options.batch_wait_us)) {}
 
 template <typename Backend>
 Worker<Backend>::~Worker() {
@@ -251,6 +252,7 @@ void Worker<Backend>::mark_dirty(Connection& conn) { engine_.mark_dirty(conn); }
 template <typename Backend>
 void Worker<Backend>::on_tick() {
   next_tick_ns_ = now_ns_ + tick_ns;
+  update_batch_wait();
   for (std::uint32_t i = 0; i < plan_.connections; ++i) {
     Connection& conn = engine_.table()[i];
     switch (conn.state) {
@@ -275,6 +277,16 @@ void Worker<Backend>::on_tick() {
       case ConnState::closing: break;
     }
   }
+}
+
+// The waits' window until the next tick (client/load/batch_wait.hpp), and
+// the longest of the measured window, which the report states.
+template <typename Backend>
+void Worker<Backend>::update_batch_wait() {
+  if (!engine_.backend().can_batch_wait()) return;
+  const std::uint32_t us = batch_wait_.next();
+  engine_.backend().set_batch_wait(us, BatchWait::batch);
+  if (measuring_ && !stopping_) stats_.batch_wait_us_max = std::max(stats_.batch_wait_us_max, us);
 }
 
 template <typename Backend>
@@ -599,6 +611,7 @@ void Worker<Backend>::on_response(Connection& conn, const http::ResponseHead& he
     if (conn.outstanding > 0) conn.parser.expect_body(request_.expected_body(conn.expect_index));
   }
   if (!head.keep_alive) conn.peer_closing = true;
+  batch_wait_.observe(now_ns_ - conn.sent_at_ns);
   if (!measuring_ || stopping_) return;
   record_latency(conn.sent_at_ns, conn.intended_ns);
   count_response(head.status, head.body_matches);

@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "client/load/batch_wait.hpp"
 #include "client/load/connection.hpp"
 #include "client/load/pacing.hpp"
 #include "client/load/request.hpp"
@@ -198,6 +199,7 @@ class Worker final : public WorkerBase {
   void h2_check_deadlines(Connection& conn);
   void h2_peer_closed(Connection& conn);
   void record_latency(std::uint64_t sent_at_ns, std::uint64_t intended_ns);
+  void update_batch_wait();
   void count_response(std::uint16_t status, bool body_matches);
 
   const Options& options_;
@@ -223,6 +225,8 @@ class Worker final : public WorkerBase {
   // The connections' I/O: every slot acquired at start, renewed per socket.
   io::Engine<Backend, Connection> engine_;
   ScheduleCursor schedule_;  // the open model: the next due slot of this worker's connections
+
+  BatchWait batch_wait_;  // --batch-wait: the window of the waits, renewed each tick
 
   std::uint64_t now_ns_ = 0;
   std::uint64_t next_tick_ns_ = 0;

@@ -230,6 +230,7 @@ void Worker<Backend>::on_stream_done(Connection& conn, const StreamRequest& stre
   switch (r.end) {
     case http2::StreamEnd::complete:
       finish_requests(1);
+      batch_wait_.observe(now_ns_ - stream.sent_at_ns);
       if (!counted) return;
       record_latency(stream.sent_at_ns, stream.intended_ns);
       return count_response(r.head.status, r.head.body_matches);

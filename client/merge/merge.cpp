@@ -98,6 +98,10 @@ struct Shard {
   H2Counts h2;
   std::uint64_t max_streams = 0;
   bool has_syscalls = false;  // a report from before system calls were counted has none
+  // --batch-wait: its name in the options, and the longest window used
+  // (a report from before it was kept has neither).
+  std::string batch_wait;
+  std::uint64_t batch_wait_us_max = 0;
   io::SyscallCounts syscalls;
   double duration_s = 0, window_start_unix_s = 0, client_cpu_us = 0;
   std::uint64_t rate = 0;
@@ -204,6 +208,10 @@ std::string read_report(const std::string& path, const std::string& contents, si
       s.syscalls.set(i, n);
     }
     s.has_syscalls = true;
+  }
+  if (std::string_view name; doc["options"]["batch_wait"].get(name) == simdjson::SUCCESS) {
+    s.batch_wait = name;
+    if (doc["batch_wait_us_max"].get(s.batch_wait_us_max)) return path + ": batch_wait_us_max";
   }
   for (std::size_t i = 0; i < error_classes; ++i) {
     if (errors[error_name(ErrorClass(i))].get(s.errors[i])) return path + ": errors." + error_name(ErrorClass(i));
@@ -426,6 +434,7 @@ int merge_main(int argc, char** argv) {
   StatusCounts statuses{};
   io::SyscallCounts syscalls;
   bool all_syscalls = true;  // every shard counted them
+  std::uint64_t batch_wait_us_max = 0;  // the longest window of any shard
   double start = 1e300, end = 0, last_start = 0, cpu_us = 0;
   bool ok = true;
   std::string hosts;
@@ -445,6 +454,7 @@ int merge_main(int argc, char** argv) {
     for (std::size_t i = 0; i < status_classes; ++i) statuses[i] += s.statuses[i];
     syscalls.merge(s.syscalls);
     all_syscalls = all_syscalls && s.has_syscalls;
+    batch_wait_us_max = std::max(batch_wait_us_max, s.batch_wait_us_max);
     start = std::min(start, s.window_start_unix_s);
     last_start = std::max(last_start, s.window_start_unix_s);
     end = std::max(end, s.window_start_unix_s + s.duration_s);
@@ -502,6 +512,7 @@ int merge_main(int argc, char** argv) {
     if (http2) text += report_http2_row(std::uint32_t(first.max_streams), h2);
     text += report_statuses_row(statuses);
     if (all_syscalls) text += report_syscalls_row(syscalls, requests);
+    if (!first.batch_wait.empty()) text += report_batch_wait_row(first.batch_wait, batch_wait_us_max);
     text += "  client CPU  " + fmt("%.2f", requests > 0 ? cpu_us / double(requests) : 0) + " us/request (all shards)\n";
   } else {
     text += "  note: interval logs hold the latency only: bytes, errors and statuses are in the --json reports\n";
@@ -540,11 +551,13 @@ int merge_main(int argc, char** argv) {
       out += ",\"http2\":" + (http2 ? report_http2_json(h2) : std::string("null"));
       out += ",\"statuses\":" + report_statuses_json(statuses);
       out += ",\"syscalls\":" + (all_syscalls ? report_syscalls_json(syscalls, requests) : std::string("null"));
+      out += ",\"batch_wait_us_max\":" +
+             (first.batch_wait.empty() ? std::string("null") : std::to_string(batch_wait_us_max));
       out += ",\"client_cpu_us_per_request\":" + fmt("%.4f", requests > 0 ? cpu_us / double(requests) : 0);
     } else {  // not in a log: unknown, not zero
       out += ",\"bytes\":null,\"errors\":null,\"errors_total\":null,\"reconnects\":null,\"tls\":null,\"http2\":null,"
              "\"statuses\":null,"
-             "\"syscalls\":null,"
+             "\"syscalls\":null,\"batch_wait_us_max\":null,"
              "\"client_cpu_us_per_request\":null";
     }
     out += ",\"histograms\":{\"unit\":\"ns\",\"latency\":" + report_json_escape(base64(compress_v2(latency))) +

@@ -116,6 +116,13 @@ bool Report::thresholds_met() const {
 }
 
 // The protocol the requests go in: http/1.1, h2 (over TLS) or h2c.
+// --batch-wait as given: "auto", "off" or the fixed window.
+std::string batch_wait_name(const Options& o) {
+  if (o.batch_wait_auto) return "auto";
+  if (o.batch_wait_us == 0 || o.backend != io::BackendKind::uring) return "off";
+  return format("%uus", o.batch_wait_us);
+}
+
 const char* protocol_name(const Options& o) {
   return o.http2 ? "h2" : o.http2_prior_knowledge ? "h2c" : "http/1.1";
 }
@@ -125,6 +132,7 @@ std::string report_options_json(const Options& o) {
       format(",\"connections\":%u,\"threads\":%u,\"pipeline\":%u", o.connections, o.threads, o.pipeline) +
       ",\"protocol\":" + json_escape(protocol_name(o)) + format(",\"max_streams\":%u", o.max_streams) +
       ",\"backend\":" + json_escape(io::backend_name(o.backend)) +
+      ",\"batch_wait\":" + json_escape(batch_wait_name(o)) +
       ",\"cpus\":[" + net::format_cpu_list(o.cpus) + "]" +
       format(",\"duration_s\":%.3f,\"warmup_s\":%.3f,\"requests\":%" PRIu64 ",\"rate\":%" PRIu64,
              o.requests > 0 && !o.duration_given ? 0.0 : seconds(o.duration_ns), seconds(o.warmup_ns), o.requests,
@@ -137,6 +145,13 @@ std::string report_options_json(const Options& o) {
       // A file's bytes may be binary: the report names the file and its size instead.
       ",\"expect_body_file\":" + (o.expect_body_file.empty() ? std::string("null") : json_escape(o.expect_body_file)) +
       format(",\"expect_body_bytes\":%zu", o.check_body ? o.expect_body.size() : std::size_t(0)) + "}";
+}
+
+std::string report_batch_wait_row(std::string_view name, std::uint64_t longest_us) {
+  if (name == "off") return "  batch wait  off\n";
+  if (longest_us == 0) return "  batch wait  " + std::string(name) + ": none in the window\n";
+  return format("  batch wait  %.*s: up to %" PRIu64 " us in the window, added to the latencies at most\n",
+                int(name.size()), name.data(), longest_us);
 }
 
 std::string report_shard_json(const Options& o) {
@@ -252,6 +267,7 @@ std::string format_text(const Report& r) {
   if (o.speaks_http2()) out += report_http2_row(o.max_streams, t.h2);
   out += report_statuses_row(t.statuses);
   out += report_syscalls_row(t.syscalls, t.responses);
+  out += report_batch_wait_row(batch_wait_name(o), t.batch_wait_us_max);
   out += format("  client CPU  %.2f us/request\n", per_request_us(r.client_cpu_ns, t.responses));
   if (r.server_cpu_ns) out += format("  server CPU  %.2f us/request\n", per_request_us(*r.server_cpu_ns, t.responses));
   bool met = true;
@@ -300,6 +316,7 @@ std::string format_json(const Report& r) {
   out += ",\"http2\":" + (o.speaks_http2() ? report_http2_json(t.h2) : std::string("null"));
   out += ",\"statuses\":" + report_statuses_json(t.statuses);
   out += ",\"syscalls\":" + report_syscalls_json(t.syscalls, t.responses);
+  out += format(",\"batch_wait_us_max\":%u", t.batch_wait_us_max);
   out += format(",\"client_cpu_us_per_request\":%.4f", per_request_us(r.client_cpu_ns, t.responses));
   out += ",\"server_cpu_us_per_request\":" +
          (r.server_cpu_ns ? format("%.4f", per_request_us(*r.server_cpu_ns, t.responses)) : std::string("null"));

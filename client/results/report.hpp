@@ -57,6 +57,9 @@ std::string report_http2_row(std::uint32_t max_streams, const H2Counts& h);
 std::string report_http2_json(const H2Counts& h);
 // "  syscalls    2.01/request: recv 1.000 send 1.000 ...\n", the kinds made
 std::string report_syscalls_row(const io::SyscallCounts& s, std::uint64_t requests);
+// "  batch wait  auto: up to 50 us in the window, ...\n": --batch-wait by
+// its name in the options ("auto", "off", "20us"), and the longest used.
+std::string report_batch_wait_row(std::string_view name, std::uint64_t longest_us);
 // {"counts":{"io_uring_enter":…,…},"per_request":…}
 std::string report_syscalls_json(const io::SyscallCounts& s, std::uint64_t requests);
 

@@ -2,6 +2,8 @@
 
 #include <nghttp2/nghttp2.h>
 
+#include <algorithm>
+
 namespace ringhttp::client {
 
 const char* error_name(ErrorClass error) {
@@ -33,6 +35,7 @@ void WorkerStats::reset() {
   uncorrected.reset();
   responses = bytes_received = reconnects = tls_handshakes = tls_resumed = 0;
   h2 = {};
+  batch_wait_us_max = 0;
   errors.fill(0);
   statuses.fill(0);
   syscalls = {};
@@ -48,6 +51,7 @@ void WorkerStats::merge(const WorkerStats& other) {
   tls_handshakes += other.tls_handshakes;
   tls_resumed += other.tls_resumed;
   h2.merge(other.h2);
+  batch_wait_us_max = std::max(batch_wait_us_max, other.batch_wait_us_max);
   syscalls.merge(other.syscalls);
   for (std::size_t i = 0; i < error_classes; ++i) errors[i] += other.errors[i];
   for (std::size_t i = 0; i < status_classes; ++i) statuses[i] += other.statuses[i];

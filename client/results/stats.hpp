@@ -80,6 +80,7 @@ struct WorkerStats {
   std::uint64_t tls_handshakes = 0;        // https: handshakes completed
   std::uint64_t tls_resumed = 0;           // ... of which resumed an earlier session
   H2Counts h2;                             // HTTP/2 only
+  std::uint32_t batch_wait_us_max = 0;     // the longest batching wait in the window (--batch-wait), µs
   io::SyscallCounts syscalls;              // what the backend made, the measured window's
   std::vector<LatencyInterval> intervals;  // --hdr-log only; not merged (the runner aligns them by index)
 

@@ -113,6 +113,10 @@ class Backend {
 
   std::uint32_t submit_and_reap(std::span<io::Completion> out);
   std::uint32_t submit_and_reap(std::span<io::Completion> out, __kernel_timespec timeout);
+  // No batching wait here: epoll_pwait2 returns with the events ready
+  // (uring::Ring::set_batch_wait is io_uring's).
+  static bool can_batch_wait() { return false; }
+  static void set_batch_wait(std::uint32_t, std::uint32_t) {}
 
   const io::SyscallCounts& syscalls() const { return syscalls_; }
   void reset_syscalls() { syscalls_ = {}; }

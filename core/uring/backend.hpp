@@ -97,6 +97,10 @@ class Backend {
   std::uint32_t submit_and_reap(std::span<io::Completion> out);
   std::uint32_t submit_and_reap(std::span<io::Completion> out, __kernel_timespec timeout);
 
+  // The batching wait (Ring::set_batch_wait): where the kernel has it.
+  bool can_batch_wait() const { return ring_.can_batch_wait(); }
+  void set_batch_wait(std::uint32_t us, std::uint32_t batch) { ring_.set_batch_wait(us, batch); }
+
   const io::SyscallCounts& syscalls() const { return syscalls_; }
   void reset_syscalls() { syscalls_ = {}; }
 

@@ -80,7 +80,8 @@ int Ring::init(std::uint32_t sq_entries, const Features& features, int sq_thread
   if (rc < 0) return rc;
   initialized_ = true;
   sqpoll_ = features.sqpoll;
-  min_wait_ = features.min_wait && !features.sqpoll;
+  can_min_wait_ = (params.features & IORING_FEAT_MIN_TIMEOUT) != 0 && !features.sqpoll;
+  wait_us_ = features.min_wait && can_min_wait_ ? min_wait_us : 0;
   // A registered ring fd saves an fdget/fdput per io_uring_enter: part of
   // fixed-files (5.18), and optional within it.
   if (features.fixed_files) (void)io_uring_register_ring_fd(&ring_);
@@ -116,7 +117,7 @@ std::uint32_t Ring::submit_and_reap(std::span<Completion> out) {
   assert(initialized_);
   int rc;
   do {
-    rc = min_wait_ ? submit_and_wait_min(ring_, min_wait_batch, min_wait_us, nullptr)
+    rc = wait_us_ > 0 ? submit_and_wait_min(ring_, wait_batch_, wait_us_, nullptr)
                    : io_uring_submit_and_wait(&ring_, 1);
   } while (rc == -EINTR);
   check_wait(rc);
@@ -129,10 +130,10 @@ std::uint32_t Ring::submit_and_reap(std::span<Completion> out, __kernel_timespec
   // A deadline nearer than the batch's wait ends it: the kernel would
   // otherwise wait min_wait_us whatever the timeout.
   const std::int64_t timeout_us = std::int64_t(timeout.tv_sec) * 1'000'000 + timeout.tv_nsec / 1000;
-  const std::uint32_t min_us = timeout_us < std::int64_t(min_wait_us) ? std::uint32_t(timeout_us) : min_wait_us;
+  const std::uint32_t min_us = timeout_us < std::int64_t(wait_us_) ? std::uint32_t(timeout_us) : wait_us_;
   int rc;
   do {
-    rc = min_wait_ && min_us > 0 ? submit_and_wait_min(ring_, min_wait_batch, min_us, &timeout)
+    rc = min_us > 0 ? submit_and_wait_min(ring_, wait_batch_, min_us, &timeout)
                                  : io_uring_submit_and_wait_timeout(&ring_, &cqe, 1, &timeout, nullptr);
   } while (rc == -EINTR);
   check_wait(rc);

@@ -6,6 +6,7 @@
 
 #include <liburing.h>
 
+#include <cassert>
 #include <cstdint>
 #include <span>
 
@@ -73,6 +74,22 @@ class Ring {
   // The same, waiting at most `timeout` (relative): 0 completions on expiry.
   std::uint32_t submit_and_reap(std::span<Completion> out, __kernel_timespec timeout);
 
+  // The batching wait, set by the owner between waits: each wait then
+  // returns once `batch` completions have come, or `us` after it began with
+  // at least one, so no completion waits longer than `us` to be reaped. 0:
+  // return at the first completion. Only where the kernel takes
+  // min_wait_usec (6.12, IORING_FEAT_MIN_TIMEOUT) and the ring has no
+  // SQPOLL poller: elsewhere it stays 0. --uring min-wait starts it at
+  // min_wait_us for min_wait_batch.
+  bool can_batch_wait() const { return can_min_wait_; }
+  void set_batch_wait(std::uint32_t us, std::uint32_t batch) {
+    assert(can_min_wait_ || us == 0);
+    assert(batch > 0);
+    wait_us_ = us;
+    wait_batch_ = batch;
+  }
+  std::uint32_t batch_wait_us() const { return wait_us_; }
+
   io_uring* get() { return &ring_; }
   std::uint64_t submit_full_flushes() const { return full_flushes_; }
 
@@ -83,7 +100,9 @@ class Ring {
   io_uring ring_{};
   bool initialized_ = false;
   bool sqpoll_ = false;
-  bool min_wait_ = false;
+  bool can_min_wait_ = false;
+  std::uint32_t wait_us_ = 0;  // 0: no batching wait
+  std::uint32_t wait_batch_ = min_wait_batch;
   std::uint64_t full_flushes_ = 0;
 };
 

@@ -402,3 +402,48 @@ TEST(ClientThresholds, malformed_ones_are_refused_with_a_reason) {
 
 }  // namespace
 }  // namespace ringhttp::client
+
+namespace ringhttp::client {
+namespace {
+
+TEST(ClientOptions, batch_wait_is_auto_off_or_a_window_up_to_a_millisecond) {
+  Options o;
+  ASSERT_EQ(parse({"http://127.0.0.1:8080/"}, o), ParseOutcome::run);
+  EXPECT_TRUE(o.batch_wait_auto);
+  Options off;
+  ASSERT_EQ(parse({"--batch-wait", "off", "http://127.0.0.1:8080/"}, off), ParseOutcome::run);
+  EXPECT_FALSE(off.batch_wait_auto);
+  EXPECT_EQ(off.batch_wait_us, 0u);
+  Options fixed;
+  ASSERT_EQ(parse({"--batch-wait", "20us", "http://127.0.0.1:8080/"}, fixed), ParseOutcome::run);
+  EXPECT_FALSE(fixed.batch_wait_auto);
+  EXPECT_EQ(fixed.batch_wait_us, 20u);
+  Options most;
+  ASSERT_EQ(parse({"--batch-wait", "1ms", "http://127.0.0.1:8080/"}, most), ParseOutcome::run);
+  EXPECT_EQ(most.batch_wait_us, 1000u);
+  // --uring min-wait, the server's fixed window, is 50 µs here unless
+  // --batch-wait says otherwise.
+  Options min_wait;
+  ASSERT_EQ(parse({"--uring", "all,min-wait", "http://127.0.0.1:8080/"}, min_wait), ParseOutcome::run);
+  EXPECT_FALSE(min_wait.batch_wait_auto);
+  EXPECT_EQ(min_wait.batch_wait_us, 50u);
+  Options both;
+  ASSERT_EQ(parse({"--uring", "all,min-wait", "--batch-wait", "auto", "http://127.0.0.1:8080/"}, both),
+            ParseOutcome::run);
+  EXPECT_TRUE(both.batch_wait_auto);
+  for (const std::vector<std::string>& bad : std::vector<std::vector<std::string>>{
+           {"--batch-wait", "2ms", "http://127.0.0.1:8080/"},
+           {"--batch-wait", "soon", "http://127.0.0.1:8080/"},
+           {"--batch-wait", "", "http://127.0.0.1:8080/"},
+           {"--backend", "epoll", "--batch-wait", "20us", "http://127.0.0.1:8080/"}}) {
+    Options refused;
+    EXPECT_EQ(parse(bad, refused), ParseOutcome::exit_usage) << bad[1];
+  }
+  // Off is off on either backend.
+  Options epoll_off;
+  EXPECT_EQ(parse({"--backend", "epoll", "--batch-wait", "off", "http://127.0.0.1:8080/"}, epoll_off),
+            ParseOutcome::run);
+}
+
+}  // namespace
+}  // namespace ringhttp::client

@@ -92,6 +92,7 @@ void CannedServer::serve_connection(int fd) {
         continue;
       }
       if (reply_.empty()) continue;
+      if (delay_ms_.load() > 0) std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms_.load()));
       if (answered_.fetch_add(1) + 1 == stall_after_.load()) {
         std::this_thread::sleep_for(std::chrono::milliseconds(stall_ms_.load()));
       }

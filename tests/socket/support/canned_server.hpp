@@ -27,6 +27,9 @@ class CannedServer {
     stall_after_ = after_requests;
     stall_ms_ = stall_ms;
   }
+  // Sleep `delay_ms` before every answer: a server whose round trip is
+  // at least that.
+  void delay_each(std::uint32_t delay_ms) { delay_ms_ = delay_ms; }
   ~CannedServer();
   CannedServer(const CannedServer&) = delete;
   CannedServer& operator=(const CannedServer&) = delete;
@@ -46,6 +49,7 @@ class CannedServer {
   std::atomic<std::uint32_t> answered_{0};
   std::atomic<std::uint32_t> stall_after_{0};
   std::atomic<std::uint32_t> stall_ms_{0};
+  std::atomic<std::uint32_t> delay_ms_{0};
   std::thread thread_;
 };
 
