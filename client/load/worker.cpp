@@ -229,6 +229,7 @@ void Worker<Backend>::after_batch() {
   // -n: every request of this worker's share is answered or failed.
   if (!stopping_ && plan_.requests > 0 && requests_done_ >= plan_.requests) begin_stop();
   engine_.drain_dirty([this](Connection& conn) {
+    if (conn.h2 != nullptr) h2_send(conn);  // what the batch's responses freed (h2_receive)
     if (engine_.rearm_due(conn) && connected(conn)) arm_recv(conn);
     // A slot reconnects only while requests remain to be sent (-n).
     if (conn.state == ConnState::idle && !stopping_ && may_send_more() && now_ns_ >= conn.reconnect_at_ns) {

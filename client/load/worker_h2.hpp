@@ -60,7 +60,10 @@ void Worker<Backend>::h2_receive(Connection& conn, const char* data, std::uint32
   H2Link& h2 = *conn.h2;
   if (h2.broken) return;  // nothing more is read: the GOAWAY is on its way out
   if (h2.session.receive(data, len) != http2::ClientSession::Status::ok) h2_break(conn);
-  h2_send(conn);  // new streams in the places freed, and the session's answers (SETTINGS ACK, PING, WINDOW_UPDATE)
+  // New streams in the places freed, and the session's answers (SETTINGS
+  // ACK, PING, WINDOW_UPDATE), once the batch's completions are all read:
+  // one send for every response the batch brought this connection.
+  mark_dirty(conn);
 }
 
 // The server broke the protocol (a bad frame or header block): one
