@@ -1,6 +1,7 @@
 #include "client/options.hpp"
 
 #include "client/load/batch_wait.hpp"
+#include "client/tls_config.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -254,6 +255,12 @@ const Flag flags[] = {
      .help = "https: do not verify the server's certificate or host name"},
     {.name = "--no-sessionid", .kind = Kind::toggle, .target = &Options::no_sessionid,
      .help = "https: never resume a TLS session: every handshake is a full one"},
+    {.name = "--ciphers", .value = "LIST", .kind = Kind::text, .target = &Options::ciphers,
+     .accepts = "OpenSSL's cipher list syntax, e.g. ECDHE-ECDSA-AES128-GCM-SHA256", .fallback = "OpenSSL's",
+     .help = "https: the TLS 1.2 ciphers offered, in order of preference (curl's flag)"},
+    {.name = "--tls13-ciphers", .value = "LIST", .kind = Kind::text, .target = &Options::tls13_ciphers,
+     .accepts = "TLS 1.3 suite names, colon-separated, e.g. TLS_AES_128_GCM_SHA256", .fallback = "OpenSSL's",
+     .help = "https: the TLS 1.3 cipher suites offered, in order of preference (curl's flag)"},
     {.name = "--http2", .kind = Kind::toggle, .target = &Options::http2,
      .help = "https: HTTP/2, offered by ALPN as h2; a server that does not choose it fails the run"},
     {.name = "--http2-prior-knowledge", .kind = Kind::toggle, .target = &Options::http2_prior_knowledge,
@@ -316,6 +323,11 @@ std::string finish(Options& out, const cli::Given& given) {
   if (out.target.scheme != Scheme::https && (!out.cacert.empty() || out.insecure || out.no_sessionid)) {
     return (std::string(out.insecure ? "-k/--insecure" : out.no_sessionid ? "--no-sessionid" : "--cacert") +
                 " is for https:// URLs");
+  }
+  if (given.has("--ciphers") || given.has("--tls13-ciphers")) {
+    const char* flag = given.has("--ciphers") ? "--ciphers" : "--tls13-ciphers";
+    if (out.target.scheme != Scheme::https) return std::string(flag) + " is for https:// URLs";
+    if (std::string e = tls::cipher_lists_error(tls_config(out)); !e.empty()) return e;
   }
   if (const std::string error = check_http2(out, given); !error.empty()) return error;
   if (given.has("--batch-wait") && !out.batch_wait_auto && out.batch_wait_us > 0 &&

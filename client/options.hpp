@@ -37,6 +37,10 @@ struct Options {
   std::string cacert;
   bool insecure = false;
   bool no_sessionid = false;
+  // --ciphers, --tls13-ciphers (curl's): what the handshake offers, in
+  // OpenSSL's syntax; empty: OpenSSL's defaults.
+  std::string ciphers;
+  std::string tls13_ciphers;
   // HTTP/2: --http2 over https:// (ALPN h2), --http2-prior-knowledge over
   // http:// (h2c, curl's name); --max-streams: requests in flight per
   // connection, each on its own stream (h2load's -m).

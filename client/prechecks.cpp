@@ -19,6 +19,7 @@
 
 #include "client/load/placement.hpp"
 #include "client/results/cpu_time.hpp"
+#include "client/tls_config.hpp"
 #include "core/tls/context.hpp"
 #include "core/tls/session.hpp"
 
@@ -84,12 +85,8 @@ void make_blocking(int fd, std::uint64_t limit_ns) {
 // speak TLS) stops the run with OpenSSL's reason rather than a stream of
 // tls errors. With --http2, the server must also choose h2 by ALPN.
 std::string check_tls(const Options& options, const net::Address& address) {
-  tls::ClientConfig config;
-  config.verify = !options.insecure;
-  config.ca_file = options.cacert;
-  config.alpn = options.http2 ? "h2" : "http/1.1";
   std::string error;
-  const std::unique_ptr<tls::ClientContext> context = tls::ClientContext::make(config, error);
+  const std::unique_ptr<tls::ClientContext> context = tls::ClientContext::make(tls_config(options), error);
   if (context == nullptr) return "TLS: " + error;
   const int fd = connect_blocking(address, options.connect_timeout_ns, error);
   if (fd < 0) return "cannot connect to " + address.to_string() + ": " + error;

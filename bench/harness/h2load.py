@@ -11,7 +11,7 @@ utime+stime from the window's opening to h2load's exit, as on the wrk rows.
 import re
 import time
 
-from .constants import CLIENT_CPU, CLK_TCK, GENERATOR_GRACE_S, H2_MAX_STREAMS
+from .constants import CLIENT_CPU, CLK_TCK, GENERATOR_GRACE_S, H2_MAX_STREAMS, H2_TLS13_CIPHER
 from .processes import child_cpu_s, cpu_ticks, run_bounded, wait_while_running
 from .units import SIZE_BYTES, TIME_MS
 
@@ -63,7 +63,7 @@ def h2load_argv(ctx, row, port):
     if w.pipelined or w.requests_per_connection or w.rate or w.method != "GET" or w.headers:
         raise ValueError(f"h2load rows are kept-alive GETs with no headers of their own; {w.name} is not one")
     argv = ["taskset", "-c", CLIENT_CPU, "h2load", "-c", str(ctx.connections), "-m", str(H2_MAX_STREAMS), "-t", "1",
-            "-D", str(ctx.duration)]
+            "--tls13-ciphers", H2_TLS13_CIPHER, "-D", str(ctx.duration)]
     if ctx.warmup > 0:
         argv += ["--warm-up-time", str(ctx.warmup)]
     return argv + [row.server.url(port, w.path)]

@@ -3,8 +3,8 @@ import json
 import os
 import re
 
-from .constants import (CLIENT_CPU, CLK_TCK, DB_CONNECTIONS, GENERATOR_GRACE_S, H2_MAX_STREAMS, PEERS, SERVER_CPUS,
-                        SERVER_SHARDS)
+from .constants import (CLIENT_CPU, CLK_TCK, DB_CONNECTIONS, GENERATOR_GRACE_S, H2_MAX_STREAMS, H2_TLS13_CIPHER, PEERS,
+                        SERVER_CPUS, SERVER_SHARDS)
 from .servers import Ringhttp
 from .processes import Running, StartError, at_edges, child_cpu_s, cpu_ticks, rss_bytes, run_bounded
 from .database import DatabaseCpu, connections_up
@@ -55,7 +55,7 @@ def client_argv(ctx, row, port, server_pid):
         if not w.tls_resume:
             argv.append("--no-sessionid")
     if row.server.http2:
-        argv += ["--http2", "--max-streams", str(H2_MAX_STREAMS)]
+        argv += ["--http2", "--max-streams", str(H2_MAX_STREAMS), "--tls13-ciphers", H2_TLS13_CIPHER]
     if row.variant:
         argv += list(row.variant.client_args)
     return argv + [row.server.url(port, w.path)]

@@ -13,6 +13,7 @@
 #include <cstring>
 
 #include "client/load/clock.hpp"
+#include "client/tls_config.hpp"
 #include "core/net/cpu.hpp"
 #include "core/epoll/backend.hpp"
 #include "core/uring/backend.hpp"
@@ -97,13 +98,8 @@ bool Worker<Backend>::setup() {
     return false;
   }
   if (options_.target.scheme == Scheme::https) {
-    tls::ClientConfig config;
-    config.verify = !options_.insecure;
-    config.resume = !options_.no_sessionid;
-    config.ca_file = options_.cacert;
-    config.alpn = options_.http2 ? "h2" : "http/1.1";
     std::string error;
-    tls_ = tls::ClientContext::make(config, error);
+    tls_ = tls::ClientContext::make(tls_config(options_), error);
     if (tls_ == nullptr) {
       error_ = "TLS: " + error;
       return false;

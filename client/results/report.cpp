@@ -133,6 +133,8 @@ std::string report_options_json(const Options& o) {
       ",\"protocol\":" + json_escape(protocol_name(o)) + format(",\"max_streams\":%u", o.max_streams) +
       ",\"backend\":" + json_escape(io::backend_name(o.backend)) +
       ",\"batch_wait\":" + json_escape(batch_wait_name(o)) +
+      ",\"ciphers\":" + (o.ciphers.empty() ? std::string("null") : json_escape(o.ciphers)) +
+      ",\"tls13_ciphers\":" + (o.tls13_ciphers.empty() ? std::string("null") : json_escape(o.tls13_ciphers)) +
       ",\"cpus\":[" + net::format_cpu_list(o.cpus) + "]" +
       format(",\"duration_s\":%.3f,\"warmup_s\":%.3f,\"requests\":%" PRIu64 ",\"rate\":%" PRIu64,
              o.requests > 0 && !o.duration_given ? 0.0 : seconds(o.duration_ns), seconds(o.warmup_ns), o.requests,

@@ -83,6 +83,36 @@ int select_alpn(SSL*, const unsigned char** out, unsigned char* out_len, const u
 
 }  // namespace
 
+namespace {
+
+// The client's cipher lists on `ctx`: false and `error` set when one does
+// not apply.
+bool apply_ciphers(SSL_CTX* ctx, const ClientConfig& config, std::string& error) {
+  if (!config.ciphers.empty() && SSL_CTX_set_cipher_list(ctx, config.ciphers.c_str()) != 1) {
+    error = "the TLS 1.2 cipher list \"" + config.ciphers + "\" names no cipher OpenSSL has: " + openssl_reason();
+    return false;
+  }
+  if (!config.tls13_ciphers.empty() && SSL_CTX_set_ciphersuites(ctx, config.tls13_ciphers.c_str()) != 1) {
+    error = "the TLS 1.3 cipher suites \"" + config.tls13_ciphers +
+            "\" are not OpenSSL's names (TLS_AES_128_GCM_SHA256, TLS_AES_256_GCM_SHA384, "
+            "TLS_CHACHA20_POLY1305_SHA256...): " + openssl_reason();
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::string cipher_lists_error(const ClientConfig& config) {
+  ERR_clear_error();
+  SSL_CTX* ctx = SSL_CTX_new(TLS_client_method());
+  if (ctx == nullptr) return "cannot make a TLS client context: " + openssl_reason();
+  std::string error;
+  (void)apply_ciphers(ctx, config, error);
+  SSL_CTX_free(ctx);
+  return error;
+}
+
 std::unique_ptr<ClientContext> ClientContext::make(const ClientConfig& config, std::string& error) {
   ERR_clear_error();
   SSL_CTX* ctx = SSL_CTX_new(TLS_client_method());
@@ -94,6 +124,7 @@ std::unique_ptr<ClientContext> ClientContext::make(const ClientConfig& config, s
   self->verify_ = config.verify;
   self->resume_ = config.resume;
   if (!apply_common(ctx, error)) return nullptr;
+  if (!apply_ciphers(ctx, config, error)) return nullptr;
 
   SSL_CTX_set_verify(ctx, config.verify ? SSL_VERIFY_PEER : SSL_VERIFY_NONE, nullptr);
   if (!config.ca_file.empty()) {

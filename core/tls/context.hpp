@@ -32,12 +32,22 @@ struct ClientConfig {
   std::string ca_file;            // PEM; empty: the system store (SSL_CTX_set_default_verify_paths)
   std::string alpn = "http/1.1";  // protocols to offer, comma-separated; empty: none offered
   bool resume = true;             // offer the latest session the server gave
+  // The ciphers offered, in OpenSSL's syntax, in order of preference; empty:
+  // OpenSSL's defaults. TLS 1.2's list (SSL_CTX_set_cipher_list), TLS 1.3's
+  // suites (SSL_CTX_set_ciphersuites): curl's --ciphers and --tls13-ciphers.
+  std::string ciphers;
+  std::string tls13_ciphers;
 };
+
+// What is wrong with `config`'s cipher lists (no cipher OpenSSL knows, or a
+// TLS 1.3 suite it does not), or "" when both apply.
+std::string cipher_lists_error(const ClientConfig& config);
 
 class ClientContext {
  public:
   // Nullptr and `error` set when the settings cannot be applied: the CA
-  // file does not load, an ALPN name is empty or longer than 255 bytes.
+  // file does not load, an ALPN name is empty or longer than 255 bytes, a
+  // cipher list has no cipher OpenSSL knows.
   static std::unique_ptr<ClientContext> make(const ClientConfig& config, std::string& error);
   ~ClientContext();
   ClientContext(const ClientContext&) = delete;

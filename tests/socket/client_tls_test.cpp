@@ -269,3 +269,35 @@ TEST(ClientTls, a_unix_socket_is_loaded_with_the_urls_host_and_path) {
 
 }  // namespace
 }  // namespace socket_test
+
+namespace socket_test {
+namespace {
+
+// --tls13-ciphers and --ciphers (curl's) are what the handshake offers: the
+// suite or cipher named alone is the one agreed, where OpenSSL's defaults
+// would agree on AES-256-GCM.
+TEST(ClientTls, the_ciphers_offered_are_the_ones_asked_for) {
+  NEEDS_NGINX();
+  Nginx nginx({.tls = true});
+  const ClientRun tls13 = run_client({"-n", "20", "-c", "2", "--json", "--cacert", nginx.ca_file(),
+                                      "--tls13-ciphers", "TLS_CHACHA20_POLY1305_SHA256", nginx.url_for("localhost", "/")});
+  ASSERT_EQ(tls13.exit_code, 0) << tls13.err << tls13.out;
+  EXPECT_EQ(JsonReport(tls13).text("/tls/protocol"), "TLSv1.3");
+  EXPECT_EQ(JsonReport(tls13).text("/tls/cipher"), "TLS_CHACHA20_POLY1305_SHA256");
+
+  Nginx tls12({.tls = true, .tls12_only = true});
+  const ClientRun run = run_client({"-n", "20", "-c", "2", "--json", "--cacert", tls12.ca_file(), "--ciphers",
+                                    "ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305",
+                                    tls12.url_for("localhost", "/")});
+  ASSERT_EQ(run.exit_code, 0) << run.err << run.out;
+  EXPECT_EQ(JsonReport(run).text("/tls/protocol"), "TLSv1.2");
+  EXPECT_NE(JsonReport(run).text("/tls/cipher").find("CHACHA20-POLY1305"), std::string::npos) << run.out;
+
+  // Names OpenSSL does not know are a usage error, before any connection.
+  const ClientRun bad = run_client({"--tls13-ciphers", "TLS_NOT_A_SUITE", nginx.url_for("localhost", "/")});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("TLS_NOT_A_SUITE"), std::string::npos) << bad.err;
+}
+
+}  // namespace
+}  // namespace socket_test

@@ -447,3 +447,27 @@ TEST(ClientOptions, batch_wait_is_auto_off_or_a_window_up_to_a_millisecond) {
 
 }  // namespace
 }  // namespace ringhttp::client
+
+namespace ringhttp::client {
+namespace {
+
+TEST(ClientOptions, cipher_lists_are_for_https_and_must_name_what_openssl_has) {
+  Options o;
+  ASSERT_EQ(parse({"--tls13-ciphers", "TLS_AES_128_GCM_SHA256", "--ciphers", "ECDHE-ECDSA-AES128-GCM-SHA256",
+                   "https://127.0.0.1:8443/"},
+                  o),
+            ParseOutcome::run);
+  EXPECT_EQ(o.tls13_ciphers, "TLS_AES_128_GCM_SHA256");
+  EXPECT_EQ(o.ciphers, "ECDHE-ECDSA-AES128-GCM-SHA256");
+  for (const std::vector<std::string>& bad : std::vector<std::vector<std::string>>{
+           {"--tls13-ciphers", "TLS_AES_128_GCM_SHA256", "http://127.0.0.1:8080/"},
+           {"--ciphers", "ECDHE-ECDSA-AES128-GCM-SHA256", "http://127.0.0.1:8080/"},
+           {"--tls13-ciphers", "AES128-GCM", "https://127.0.0.1:8443/"},
+           {"--ciphers", "NOT-A-CIPHER", "https://127.0.0.1:8443/"}}) {
+    Options refused;
+    EXPECT_EQ(parse(bad, refused), ParseOutcome::exit_usage) << bad[0] << " " << bad[1];
+  }
+}
+
+}  // namespace
+}  // namespace ringhttp::client

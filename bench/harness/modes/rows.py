@@ -9,7 +9,8 @@ import os
 import sys
 
 from ..cold_start import cold_start
-from ..constants import CLIENT_CPU, COLD_START_SPAWNS, DB_CONNECTIONS, DB_POOL, READY_PATH, SERVER_CPUS, SERVER_SHARDS
+from ..constants import (CLIENT_CPU, COLD_START_SPAWNS, DB_CONNECTIONS, DB_POOL, H2_TLS13_CIPHER, READY_PATH,
+                         SERVER_CPUS, SERVER_SHARDS)
 from ..interrupts import Interrupted, stop_processes
 from ..memory import memory_per_connection, memory_summary
 from ..processes import StartError, WrongAnswer
@@ -243,7 +244,10 @@ def method_notes(runnable, summaries, database):
                      "It checks statuses only (an answer that is not 2xx, or a request it counts failed, errored or "
                      "timed out, fails the row), prints no percentiles and does not verify the server's "
                      "certificate; ringhttp's client on the same row checks every status and body over h2, "
-                     "the certificate against the run's CA.")
+                     f"the certificate against the run's CA. Both offer the TLS 1.3 suite {H2_TLS13_CIPHER} alone "
+                     "(--tls13-ciphers), so both encrypt alike. The client waits for completions in batches "
+                     "(--batch-wait auto: at most 1% of its shortest round trip; its JSON gives the longest window "
+                     "used).")
     if database:
         notes.append(f"Database CPU µs/req: the utime+stime of every Postgres process (the postmaster and its "
                      f"backends) over the measured window ÷ responses. The server runs on CPU {SERVER_CPUS} and the "

@@ -192,7 +192,7 @@ void Nginx::write_config() const {
        << "  keepalive_requests " << options_.keepalive_requests << ";\n";
   if (options_.tls) {
     conf << "  ssl_certificate " << cert_file_ << "; ssl_certificate_key " << key_file_ << ";\n"
-         << "  ssl_protocols TLSv1.2 TLSv1.3;\n"
+         << "  ssl_protocols " << (options_.tls12_only ? "TLSv1.2" : "TLSv1.2 TLSv1.3") << ";\n"
          << "  ssl_session_cache shared:SSL:1m; ssl_session_tickets on;\n";
   }
   conf << "  server {\n"

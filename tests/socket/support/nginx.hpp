@@ -50,6 +50,8 @@ struct NginxOptions {
   // Requests a keep-alive connection may carry before nginx closes it
   // (nginx's own default is 1,000).
   std::uint32_t keepalive_requests = 100'000;
+  // With tls: TLS 1.2 alone, so that a TLS 1.2 cipher is chosen.
+  bool tls12_only = false;
 };
 
 // Whether the tests can start one: /usr/sbin/nginx is executable and the
