@@ -361,6 +361,12 @@ std::string finish(Options& out, const cli::Given& given) {
     }
     out.check_body = true;
   }
+  // A response to HEAD has no body (RFC 9110 section 9.3.2): only an empty
+  // one could match.
+  if (out.method == "HEAD" && out.check_body && !out.expect_body.empty()) {
+    return "a response to HEAD has no body: --expect-body and --expect-body-file cannot match it (an empty "
+           "--expect-body '' checks that none came)";
+  }
   {
     std::vector<std::string_view> request_fields{out.target.path, out.body};
     for (const std::string& h : out.headers) request_fields.emplace_back(h);

@@ -54,6 +54,24 @@ TEST(ClientHttp2, nginx_over_tls_every_response_checked_and_counted_by_nginx) {
   }
 }
 
+// HEAD over HTTP/2: nginx answers with headers alone (its content-length
+// says what a GET would carry), and an empty --expect-body checks that no
+// DATA came. The client knew each stream was HEAD: nghttp2 would
+// otherwise count the missing body against content-length.
+TEST(ClientHttp2, head_responses_have_headers_alone) {
+  NEEDS_NGINX();
+  Nginx nginx({.access_log = true, .http2 = true});
+  const ClientRun run = run_client({"--http2-prior-knowledge", "-m", "HEAD", "-n", "200", "-c", "2",
+                                    "--max-streams", "8", "--json", "--expect-body", "", nginx.url("/")});
+  ASSERT_EQ(run.exit_code, 0) << run.err << run.out;
+  const JsonReport report(run);
+  EXPECT_EQ(report.number("/requests"), 200u);
+  EXPECT_EQ(report.number("/errors_total"), 0u);
+  EXPECT_EQ(report.number("/statuses/2xx"), 200u);
+  ASSERT_TRUE(eventually([&] { return nginx.logged_requests() == 200; })) << nginx.logged_requests();
+  for (const Nginx::LogLine& line : nginx.access_log()) EXPECT_EQ(line.request, "HEAD / HTTP/2.0");
+}
+
 // nginx closes an HTTP/2 connection with GOAWAY(NO_ERROR) after
 // keepalive_requests; the streams above its last one were not processed,
 // and are sent again on a new connection. So nginx sees exactly -n

@@ -471,3 +471,20 @@ TEST(ClientOptions, cipher_lists_are_for_https_and_must_name_what_openssl_has) {
 
 }  // namespace
 }  // namespace ringhttp::client
+
+namespace ringhttp::client {
+namespace {
+
+TEST(ClientOptions, head_takes_no_expected_body_but_an_empty_one) {
+  Options refused;
+  EXPECT_EQ(parse({"-m", "HEAD", "--expect-body", "Hello", "http://127.0.0.1:8080/"}, refused),
+            ParseOutcome::exit_usage);
+  Options empty;
+  ASSERT_EQ(parse({"-m", "HEAD", "--expect-body", "", "http://127.0.0.1:8080/"}, empty), ParseOutcome::run);
+  EXPECT_TRUE(empty.check_body);
+  Options get;
+  EXPECT_EQ(parse({"--expect-body", "Hello", "http://127.0.0.1:8080/"}, get), ParseOutcome::run);
+}
+
+}  // namespace
+}  // namespace ringhttp::client
