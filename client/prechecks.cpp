@@ -55,14 +55,16 @@ int connect_blocking(const net::Address& address, std::uint64_t timeout_ns, std:
   return -1;
 }
 
-std::string check_reachable(const Options& options, std::uint32_t& first) {
+// `connected` is the socket that reached `first`, left open for the
+// checks of the protocol spoken on it (TLS, h2c): one connection in all.
+std::string check_reachable(const Options& options, std::uint32_t& first, int& connected) {
   const std::vector<net::Address>& addresses = options.target.addresses;
   std::string failures;
   for (std::uint32_t i = 0; i < addresses.size(); ++i) {
     std::string error;
     const int fd = connect_blocking(addresses[i], options.connect_timeout_ns, error);
     if (fd >= 0) {
-      ::close(fd);
+      connected = fd;
       first = i;
       return {};
     }
@@ -83,13 +85,15 @@ void make_blocking(int fd, std::uint64_t limit_ns) {
 // https: one handshake before any worker starts, with the run's settings,
 // so that a certificate that does not verify (or a server that does not
 // speak TLS) stops the run with OpenSSL's reason rather than a stream of
-// tls errors. With --http2, the server must also choose h2 by ALPN.
-std::string check_tls(const Options& options, const net::Address& address) {
+// tls errors. With --http2, the server must also choose h2 by ALPN. On
+// `fd`, connected to `address`, which it closes.
+std::string check_tls(const Options& options, const net::Address& address, int fd) {
   std::string error;
   const std::unique_ptr<tls::ClientContext> context = tls::ClientContext::make(tls_config(options), error);
-  if (context == nullptr) return "TLS: " + error;
-  const int fd = connect_blocking(address, options.connect_timeout_ns, error);
-  if (fd < 0) return "cannot connect to " + address.to_string() + ": " + error;
+  if (context == nullptr) {
+    ::close(fd);
+    return "TLS: " + error;
+  }
   const std::string failed = "TLS handshake with " + options.target.host + " (" + address.to_string() + ") failed: ";
   make_blocking(fd, options.connect_timeout_ns);
   tls::Session session;
@@ -158,11 +162,9 @@ std::string check_tls(const Options& options, const net::Address& address) {
 // worker starts. A server that speaks h2c answers with its SETTINGS
 // (RFC 9113 section 3.4); one that speaks only HTTP/1.1 answers the
 // preface as a bad request, and the run stops saying so rather than
-// counting a failed connection per attempt.
-std::string check_h2c(const Options& options, const net::Address& address) {
-  std::string error;
-  const int fd = connect_blocking(address, options.connect_timeout_ns, error);
-  if (fd < 0) return "cannot connect to " + address.to_string() + ": " + error;
+// counting a failed connection per attempt. On `fd`, connected to
+// `address`, which it closes.
+std::string check_h2c(const Options& options, const net::Address& address, int fd) {
   make_blocking(fd, options.connect_timeout_ns);
   // The preface, then a SETTINGS frame's 9-byte header: length 0, type 4.
   static constexpr char preface[] = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n\0\0\0\4\0\0\0\0\0";
@@ -232,21 +234,25 @@ std::optional<int> check_before_start(const Options& options, std::uint32_t& fir
     std::fprintf(stderr, "client: %s\n", error.c_str());
     return 2;
   }
-  if (const std::string error = check_reachable(options, first_address); !error.empty()) {
+  // One connection for all the checks: it reaches the server, then speaks
+  // the run's TLS or h2c, and carries no request.
+  int fd = -1;
+  if (const std::string error = check_reachable(options, first_address, fd); !error.empty()) {
     std::fprintf(stderr, "client: %s\n", error.c_str());
     return 1;
   }
-  if (options.http2_prior_knowledge) {
-    if (const std::string error = check_h2c(options, options.target.addresses[first_address]); !error.empty()) {
-      std::fprintf(stderr, "client: %s\n", error.c_str());
-      return 1;
-    }
-  }
+  const net::Address& address = options.target.addresses[first_address];
+  std::string error;
   if (options.target.scheme == Scheme::https) {
-    if (const std::string error = check_tls(options, options.target.addresses[first_address]); !error.empty()) {
-      std::fprintf(stderr, "client: %s\n", error.c_str());
-      return 1;
-    }
+    error = check_tls(options, address, fd);
+  } else if (options.http2_prior_knowledge) {
+    error = check_h2c(options, address, fd);
+  } else {
+    ::close(fd);
+  }
+  if (!error.empty()) {
+    std::fprintf(stderr, "client: %s\n", error.c_str());
+    return 1;
   }
   return std::nullopt;
 }

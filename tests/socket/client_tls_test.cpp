@@ -128,9 +128,9 @@ TEST(ClientTls, merged_shards_add_their_handshakes) {
 
 // A TCP server on 127.0.0.1 that reads what a client sends and then either
 // closes or answers with bytes that are not TLS, for every connection; or,
-// with `forward_first`, passes its first two connections through to that
-// port (a real TLS server: the client's start-up checks, a connect and a
-// handshake) and fails the others.
+// with `forward_first`, passes its first connection through to that port
+// (a real TLS server: the client's start-up check, which connects and
+// shakes hands on one connection) and fails the others.
 class NotTls {
  public:
   explicit NotTls(std::string answer, std::uint16_t forward_first = 0)
@@ -150,7 +150,7 @@ class NotTls {
         if (::poll(&p, 1, 50) <= 0) continue;
         const int c = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
         if (c < 0) continue;
-        if (forward_first_ > 0 && forwarded_ < 2) {
+        if (forward_first_ > 0 && forwarded_ < 1) {
           ++forwarded_;
           forward(c);
           ::close(c);
