@@ -194,7 +194,6 @@ std::string check_http2(const Options& out, const cli::Given& given) {
     return {};
   }
   if (out.pipeline > 1) return "HTTP/2 sends requests side by side on streams: use --max-streams, not --pipeline";
-  if (out.requests_per_connection > 0) return "--requests-per-connection is for HTTP/1.1 (Connection: close)";
   return {};
 }
 
@@ -271,8 +270,8 @@ const Flag flags[] = {
              "SETTINGS_MAX_CONCURRENT_STREAMS can lower it"},
     {.name = "--requests-per-connection", .value = "N", .kind = Kind::number,
      .target = &Options::requests_per_connection, .min = 1, .max = UINT32_MAX, .fallback = "0: keep them",
-     .help = "close each connection after N responses, its last request saying Connection: close, and open "
-             "a new one"},
+     .help = "close each connection after N responses, its last request saying Connection: close (HTTP/2: "
+             "its last stream ended, a GOAWAY), and open a new one"},
     {.name = "--connect-timeout", .value = "T", .kind = Kind::duration, .target = &Options::connect_timeout_ns,
      .min = 1, .max = duration_ns_max,
      .help = "a connect, with its TLS handshake, not done by then is a timeout error"},

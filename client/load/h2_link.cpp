@@ -22,6 +22,7 @@ void H2Link::clear_streams() {
   goaway = false;
   ending = false;
   broken = false;
+  leaving = false;
   oldest_sent_ns = UINT64_MAX;
 }
 

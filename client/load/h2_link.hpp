@@ -51,6 +51,10 @@ struct H2Link final : http2::ClientEvents {
   // The server broke the protocol: counted, nothing more read or opened,
   // and the socket closes once the session's GOAWAY is sent.
   bool broken = false;
+  // This side ends the connection (--requests-per-connection: its streams
+  // are spent and done): nothing more read or opened, and the socket
+  // closes once the session's GOAWAY(NO_ERROR) is sent.
+  bool leaving = false;
   // No stream in flight was sent before this (UINT64_MAX: none in flight
   // since it was last worked out): the tick scans the streams for one past
   // --timeout only once this is that old, not on every tick.

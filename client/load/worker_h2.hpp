@@ -58,7 +58,7 @@ bool Worker<Backend>::h2_alpn_chosen(Connection& conn) {
 template <typename Backend>
 void Worker<Backend>::h2_receive(Connection& conn, const char* data, std::uint32_t len) {
   H2Link& h2 = *conn.h2;
-  if (h2.broken) return;  // nothing more is read: the GOAWAY is on its way out
+  if (h2.broken || h2.leaving) return;  // nothing more is read: the GOAWAY is on its way out
   if (h2.session.receive(data, len) != http2::ClientSession::Status::ok) h2_break(conn);
   // New streams in the places freed, and the session's answers (SETTINGS
   // ACK, PING, WINDOW_UPDATE), once the batch's completions are all read:
@@ -94,8 +94,17 @@ template <typename Backend>
 void Worker<Backend>::h2_send(Connection& conn) {
   if (conn.state != ConnState::open) return;
   H2Link& h2 = *conn.h2;
-  // Broken: the socket ends once the GOAWAY is sent.
-  if (h2.broken) {
+  // --requests-per-connection: the socket's streams are spent, and the
+  // last has ended. It says GOAWAY, as HTTP/1.1's last request says
+  // Connection: close, and the slot opens a new one.
+  const bool churn = options_.requests_per_connection > 0;
+  if (churn && !h2.broken && !h2.leaving && conn.sent_on_socket >= conn.socket_quota && conn.outstanding == 0) {
+    if (!h2.session.leave()) return fail(conn, ErrorClass::protocol);
+    h2.leaving = true;
+    conn.deadline_ns = now_ns_ + options_.timeout_ns;
+  }
+  // Broken or leaving: the socket ends once the GOAWAY is sent.
+  if (h2.broken || h2.leaving) {
     h2_flush(conn);
     if (conn.state == ConnState::open && !conn.send_inflight) abort(conn);
     return;
@@ -103,7 +112,7 @@ void Worker<Backend>::h2_send(Connection& conn) {
   // After the server's GOAWAY, the socket ends once its last stream does;
   // the slot opens a new one.
   if (h2.goaway && conn.outstanding == 0) return abort(conn);
-  while (!stopping_ && h2.session.can_submit()) {
+  while (!stopping_ && h2.session.can_submit() && (!churn || conn.sent_on_socket < conn.socket_quota)) {
     StreamRequest next;
     if (!h2_retry_.empty()) {
       next = h2_retry_.back();
@@ -129,6 +138,7 @@ void Worker<Backend>::h2_send(Connection& conn) {
       ++requests_sent_;
     }
     if (!h2_submit(conn, next)) break;
+    if (churn) ++conn.sent_on_socket;
   }
   h2_flush(conn);
 }
@@ -184,7 +194,7 @@ bool Worker<Backend>::h2_next_output(Connection& conn) {
 template <typename Backend>
 void Worker<Backend>::h2_check_deadlines(Connection& conn) {
   H2Link& h2 = *conn.h2;
-  if (h2.broken) {
+  if (h2.broken || h2.leaving) {
     // Its error is counted; a GOAWAY that could not leave in time is dropped.
     if (now_ns_ >= conn.deadline_ns) abort(conn);
     return;

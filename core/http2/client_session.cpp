@@ -91,6 +91,7 @@ struct Callbacks {
   static int on_frame_sent(nghttp2_session*, const nghttp2_frame* frame, void* user_data) {
     if (frame->hd.type == NGHTTP2_GOAWAY) {
       ClientSession& self = of(user_data);
+      if (self.leaving_) return 0;  // this side's own GOAWAY(NO_ERROR) (leave), not an error found
       self.broken_ = true;
       self.broken_code_ = frame->goaway.error_code;
     }
@@ -131,6 +132,7 @@ bool ClientSession::start(ClientEvents* events, const ClientSettings& settings) 
   goaway_last_id_ = 0;
   broken_ = false;
   broken_code_ = 0;
+  leaving_ = false;
   pending_ = nullptr;
   pending_len_ = 0;
 
@@ -241,6 +243,13 @@ std::size_t ClientSession::take_output(char* out, std::size_t room) {
     pending_len_ -= n;
   }
   return taken;
+}
+
+bool ClientSession::leave() {
+  assert(open_ == 0);
+  if (session_ == nullptr || nghttp2_session_terminate_session(session_, NGHTTP2_NO_ERROR) != 0) return false;
+  leaving_ = true;
+  return true;
 }
 
 bool ClientSession::has_output() const {

@@ -104,6 +104,11 @@ class ClientSession {
   bool broken() const { return broken_; }
   std::uint32_t broken_code() const { return broken_code_; }
 
+  // Ends the connection from this side, with no stream open: queues a
+  // GOAWAY(NO_ERROR) saying no stream of the server's was processed (RFC
+  // 9113 section 6.8); send it, then close. False when nghttp2 cannot.
+  bool leave();
+
   // Copies up to `room` bytes of output into `out`; returns how many.
   // What does not fit stays for the next call.
   std::size_t take_output(char* out, std::size_t room);
@@ -138,6 +143,7 @@ class ClientSession {
   std::int32_t goaway_last_id_ = 0;  // ... and the last stream it covers
   bool broken_ = false;
   std::uint32_t broken_code_ = 0;
+  bool leaving_ = false;  // leave() queued this side's GOAWAY(NO_ERROR)
   // Streams' state, one per stream allowed at once, and the free ones.
   std::vector<Stream> streams_;
   std::vector<std::uint32_t> free_;

@@ -72,6 +72,43 @@ TEST(ClientHttp2, head_responses_have_headers_alone) {
   for (const Nginx::LogLine& line : nginx.access_log()) EXPECT_EQ(line.request, "HEAD / HTTP/2.0");
 }
 
+// --requests-per-connection over HTTP/2: each connection opens at most N
+// streams, then says GOAWAY(NO_ERROR) once the last has ended, and a new
+// one takes its place. With -n, exactly ceil(n / N) connections carry
+// requests, as over HTTP/1.1: nginx's log has 10 requests on each of 20.
+TEST(ClientHttp2, requests_per_connection_churns_connections_with_a_goaway) {
+  NEEDS_NGINX();
+  Nginx nginx({.access_log = true, .http2 = true});
+  const ClientRun run = run_client({"--http2-prior-knowledge", "--requests-per-connection", "10", "-n", "200", "-c",
+                                    "3", "--max-streams", "4", "--json", "--expect-body", hello, nginx.url("/")});
+  ASSERT_EQ(run.exit_code, 0) << run.err << run.out;
+  const JsonReport report(run);
+  EXPECT_EQ(report.number("/requests"), 200u);
+  EXPECT_EQ(report.number("/errors_total"), 0u);
+  EXPECT_EQ(report.number("/http2/goaways"), 0u) << "the client leaves first";
+  EXPECT_GE(report.number("/reconnects"), 17u);
+  ASSERT_TRUE(eventually([&] { return nginx.logged_requests() == 200; })) << nginx.logged_requests();
+  EXPECT_EQ(nginx.logged_connections(), 20u);
+  for (const Nginx::LogLine& line : nginx.access_log()) EXPECT_LE(std::stoul(line.connection_requests), 10u);
+}
+
+// The client's GOAWAY is NO_ERROR, one per connection it ends. The run
+// ends when the last response is in (-n): the last connection, and one
+// whose GOAWAY is still on its way out then, close without one.
+TEST(ClientHttp2, requests_per_connection_says_goaway_no_error) {
+  H2Server server(H2Behaviour::normal);
+  const ClientRun run = run_client({"--http2-prior-knowledge", "--requests-per-connection", "5", "-n", "50", "-c",
+                                    "2", "--max-streams", "2", "--json", "--expect-body", hello, server.url("/")});
+  ASSERT_EQ(run.exit_code, 0) << run.err << run.out;
+  EXPECT_EQ(JsonReport(run).number("/requests"), 50u);
+  EXPECT_EQ(server.counts().responses.load(), 50u);
+  EXPECT_EQ(server.counts().connections.load(), 10u + h2c_check_connections);
+  ASSERT_TRUE(eventually([&] { return server.counts().client_goaways.load() >= 8u; }))
+      << server.counts().client_goaways.load();
+  EXPECT_LE(server.counts().client_goaways.load(), 9u);
+  EXPECT_EQ(server.counts().client_goaway_error.load(), 0u);
+}
+
 // nginx closes an HTTP/2 connection with GOAWAY(NO_ERROR) after
 // keepalive_requests; the streams above its last one were not processed,
 // and are sent again on a new connection. So nginx sees exactly -n
