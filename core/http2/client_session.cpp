@@ -17,9 +17,14 @@ struct Callbacks {
 
   static int on_header(nghttp2_session* session, const nghttp2_frame* frame, const std::uint8_t* name,
                        std::size_t name_len, const std::uint8_t* value, std::size_t value_len, std::uint8_t, void*) {
+    // Every field of every response comes here: the name first, and the
+    // stream (a lookup in nghttp2's map) only for :status.
+    if (frame->hd.type != NGHTTP2_HEADERS ||
+        std::string_view(reinterpret_cast<const char*>(name), name_len) != ":status") {
+      return 0;
+    }
     ClientSession::Stream* s = stream(session, frame->hd.stream_id);
-    if (s == nullptr || frame->hd.type != NGHTTP2_HEADERS) return 0;
-    if (std::string_view(reinterpret_cast<const char*>(name), name_len) != ":status") return 0;
+    if (s == nullptr) return 0;
     // nghttp2 has checked it is three digits (RFC 9113 section 8.3.2).
     std::uint16_t status = 0;
     for (std::size_t i = 0; i < value_len; ++i) status = std::uint16_t(status * 10 + (value[i] - '0'));
