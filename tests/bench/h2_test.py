@@ -16,7 +16,7 @@
 3. The commands: the client with --http2 --max-streams 16, the run's CA
    and its connections; h2load with the same connections, -m 16, one
    thread, -D and --warm-up-time (none without a warm-up), both pinned to
-   CPU 1, over https://. nginx-h2's configuration has http2 on its TLS
+   CPU 1, over https://, both offering the same TLS 1.3 suite alone. nginx-h2's configuration has http2 on its TLS
    listener and nginx -t accepts it; nginx-tls's has no http2.
 4. The servers, started as the harness starts them: each chooses h2 when
    a client offers it by ALPN (verified against the run's CA), and
@@ -59,6 +59,7 @@ H2O_ROW, H2O_H2LOAD = "h2o-h2/plaintext", "h2o-h2/plaintext/h2load"
 H2_ROWS = [NGINX_ROW, NGINX_H2LOAD, H2O_ROW, H2O_H2LOAD]
 PORT, SERVER_PID = 4433, 4242   # made up: nothing listens there
 CONNECTIONS = 8
+SUITE = "TLS_AES_128_GCM_SHA256"  # the one TLS 1.3 suite both generators offer (docs/BENCHMARKING.md)
 DEFAULT_ROW_COUNT = 17          # the default run before the HTTP/2 rows: they must not join it
 RUN_TIMEOUT_S = 120             # a harness run of a few 1 s rows
 
@@ -180,12 +181,14 @@ def check_commands(build):
             if (argv[:3] != ["taskset", "-c", "1"] or observe.arg_after(own, "--max-streams") != "16"
                     or "--http2" not in own or observe.arg_after(own, "-c") != str(CONNECTIONS)
                     or observe.arg_after(own, "--cacert") != ctx.certificates().ca or "-k" in own
+                    or observe.arg_after(own, "--tls13-ciphers") != SUITE
                     or argv[-1] != f"https://127.0.0.1:{PORT}/plaintext"):
-                failures.append(f"{rid}: not --http2 --max-streams 16 with the run's CA and connections: {argv}")
+                failures.append(f"{rid}: not --http2 --max-streams 16 with the run's CA, connections and cipher: "
+                                f"{argv}")
         for rid in (NGINX_H2LOAD, H2O_H2LOAD):
             argv = h2load_argv(ctx, by_id[rid], PORT)
-            want = ["taskset", "-c", "1", "h2load", "-c", str(CONNECTIONS), "-m", "16", "-t", "1", "-D", "5",
-                    "--warm-up-time", "2", f"https://127.0.0.1:{PORT}/plaintext"]
+            want = ["taskset", "-c", "1", "h2load", "-c", str(CONNECTIONS), "-m", "16", "-t", "1", "--tls13-ciphers",
+                    SUITE, "-D", "5", "--warm-up-time", "2", f"https://127.0.0.1:{PORT}/plaintext"]
             if argv != want:
                 failures.append(f"{rid}: {argv}, not {want}")
         cold = context(build, "--warmup", "0", "--duration", "1")
@@ -210,7 +213,8 @@ def check_commands(build):
         for d in rundirs:
             shutil.rmtree(d, ignore_errors=True)
     print(("ok" if not failures else "FAIL") + "    commands: the client --http2 --max-streams 16 with the run's CA, "
-          "h2load with the same connections, -m 16, one thread, CPU 1; nginx-h2's listener has http2")
+          "h2load with the same connections, -m 16, one thread, CPU 1, both on one TLS 1.3 suite; nginx-h2's "
+          "listener has http2")
     return failures
 
 
