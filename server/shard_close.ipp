@@ -14,6 +14,7 @@
 #include <cassert>
 
 #include "core/uring/errno_class.hpp"
+#include "server/reclaim_order.hpp"
 
 namespace ringhttp::server {
 
@@ -146,8 +147,9 @@ void Shard<Backend>::check_timeouts(Connection& conn) {
 }
 
 // The oldest open connection with nothing in progress (no request begun,
-// nothing queued or being sent) is closed to make room. A scan of the
-// table: it runs only when the table is full, once per newcomer.
+// nothing queued or being sent) is closed to make room, in the order of
+// reclaim_order.hpp. A scan of the table: it runs only when the table is
+// full, once per newcomer.
 template <typename Backend>
 bool Shard<Backend>::reclaim_idle() {
   Connection* oldest = nullptr;
@@ -155,7 +157,7 @@ bool Shard<Backend>::reclaim_idle() {
     Connection& c = engine_.table()[i];
     const bool idle = c.state == ConnState::open && !c.parser.in_message() && c.output_empty() && !c.send_inflight &&
                       c.held_empty();
-    if (idle && (oldest == nullptr || c.last_activity_ms < oldest->last_activity_ms)) oldest = &c;
+    if (idle && (oldest == nullptr || reclaimed_before(c, *oldest))) oldest = &c;
   }
   if (oldest == nullptr) return false;
   counters_.connections_reclaimed.add();
