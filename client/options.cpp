@@ -2,6 +2,7 @@
 
 #include "client/load/batch_wait.hpp"
 #include "client/tls_config.hpp"
+#include "core/uring/ring.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -333,10 +334,10 @@ std::string finish(Options& out, const cli::Given& given) {
       out.backend != io::BackendKind::uring) {
     return "--batch-wait is io_uring's (min_wait_usec): the epoll backend has none";
   }
-  // --uring min-wait, the server's fixed window, is --batch-wait 50us here.
+  // --uring min-wait, the server's fixed window, is that window here.
   if (out.wanted_features.min_wait && !given.has("--batch-wait")) {
     out.batch_wait_auto = false;
-    out.batch_wait_us = BatchWait::max_us;
+    out.batch_wait_us = uring::Ring::min_wait_us;
   }
   if (!out.unix_socket.empty() && (out.family != Family::any || !out.resolve.empty())) {
     return "--unix-socket connects to a path: no -4, -6 or --resolve with it";

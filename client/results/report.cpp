@@ -115,7 +115,6 @@ bool Report::thresholds_met() const {
   return client::thresholds_met(options->thresholds, measured(*this), interval_failures);
 }
 
-// The protocol the requests go in: http/1.1, h2 (over TLS) or h2c.
 // --batch-wait as given: "auto", "off" or the fixed window.
 std::string batch_wait_name(const Options& o) {
   if (o.batch_wait_auto) return "auto";
@@ -123,6 +122,7 @@ std::string batch_wait_name(const Options& o) {
   return format("%uus", o.batch_wait_us);
 }
 
+// The protocol the requests go in: http/1.1, h2 (over TLS) or h2c.
 const char* protocol_name(const Options& o) {
   return o.http2 ? "h2" : o.http2_prior_knowledge ? "h2c" : "http/1.1";
 }

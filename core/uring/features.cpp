@@ -424,6 +424,7 @@ Features Features::intersect(const Features& other) const {
   out.sqpoll = sqpoll && other.sqpoll;
   out.no_sqarray = no_sqarray && other.no_sqarray;
   out.min_wait = min_wait && other.min_wait && !out.sqpoll;
+  out.min_timeout = min_timeout && other.min_timeout && !out.sqpoll;
   out.recv_bundle = recv_bundle && other.recv_bundle && out.bufring;
   out.incremental_buffers = incremental_buffers && other.incremental_buffers && out.bufring;
   out.asked = asked | other.asked;
@@ -501,6 +502,7 @@ Features probe_kernel() {
   found.sqpoll = ScratchRing(IORING_SETUP_SQPOLL).ok();
   found.no_sqarray = probe_no_sqarray();
   found.min_wait = probe_min_wait();
+  found.min_timeout = found.min_wait;
   found.recv_bundle = probe_recv_bundle();
   found.incremental_buffers = probe_incremental_buffers();
   found.multishot_accept = probe_multishot_accept(plain);
@@ -522,7 +524,8 @@ namespace {
 // comments on Features): 5.19 COOP_TASKRUN, ACCEPT_MULTISHOT and provided-
 // buffer rings, direct descriptors allocated by the kernel; 6.0
 // RECV_MULTISHOT and SINGLE_ISSUER; 6.1 DEFER_TASKRUN; 6.6 NO_SQARRAY; 6.10
-// RECVSEND_BUNDLE; 6.12 IOU_PBUF_RING_INC. None turns sqpoll or min-wait on.
+// RECVSEND_BUNDLE; 6.12 IOU_PBUF_RING_INC and IORING_FEAT_MIN_TIMEOUT (the
+// client's batching wait). None turns sqpoll or min-wait on.
 bool apply_profile(std::string_view name, Features& wanted) {
   if (name == "all") {
     wanted = Features::all();
@@ -531,19 +534,19 @@ bool apply_profile(std::string_view name, Features& wanted) {
     wanted.asked = Features::asked_no_sqarray | Features::asked_recv_bundle | Features::asked_incremental_buffers;
   } else if (name == "6.10") {
     wanted = Features::all();
-    wanted.incremental_buffers = false;
+    wanted.incremental_buffers = wanted.min_timeout = false;
     wanted.asked = Features::asked_no_sqarray | Features::asked_recv_bundle;
   } else if (name == "6.6") {
     wanted = Features::all();
-    wanted.recv_bundle = wanted.incremental_buffers = false;
+    wanted.recv_bundle = wanted.incremental_buffers = wanted.min_timeout = false;
     wanted.asked = Features::asked_no_sqarray;
   } else if (name == "6.1") {
     wanted = Features::all();
-    wanted.recv_bundle = wanted.incremental_buffers = false;
+    wanted.recv_bundle = wanted.incremental_buffers = wanted.min_timeout = false;
     wanted.no_sqarray = false;
   } else if (name == "6.0") {
     wanted = Features::all();
-    wanted.recv_bundle = wanted.incremental_buffers = false;
+    wanted.recv_bundle = wanted.incremental_buffers = wanted.min_timeout = false;
     wanted.no_sqarray = false;
     wanted.defer_taskrun = false;
   } else if (name == "5.19") {

@@ -80,7 +80,7 @@ int Ring::init(std::uint32_t sq_entries, const Features& features, int sq_thread
   if (rc < 0) return rc;
   initialized_ = true;
   sqpoll_ = features.sqpoll;
-  can_min_wait_ = (params.features & IORING_FEAT_MIN_TIMEOUT) != 0 && !features.sqpoll;
+  can_min_wait_ = (features.min_timeout || features.min_wait) && !features.sqpoll;
   wait_us_ = features.min_wait && can_min_wait_ ? min_wait_us : 0;
   // A registered ring fd saves an fdget/fdput per io_uring_enter: part of
   // fixed-files (5.18), and optional within it.

@@ -77,10 +77,11 @@ class Ring {
   // The batching wait, set by the owner between waits: each wait then
   // returns once `batch` completions have come, or `us` after it began with
   // at least one, so no completion waits longer than `us` to be reaped. 0:
-  // return at the first completion. Only where the kernel takes
-  // min_wait_usec (6.12, IORING_FEAT_MIN_TIMEOUT) and the ring has no
-  // SQPOLL poller: elsewhere it stays 0. --uring min-wait starts it at
-  // min_wait_us for min_wait_batch.
+  // return at the first completion. Only where the features allow
+  // min_wait_usec (Features::min_timeout: the kernel has it, 6.12, and the
+  // --uring profile is 6.12 or all) and the ring has no SQPOLL poller:
+  // elsewhere it stays 0. --uring min-wait starts it at min_wait_us for
+  // min_wait_batch.
   bool can_batch_wait() const { return can_min_wait_; }
   void set_batch_wait(std::uint32_t us, std::uint32_t batch) {
     assert(can_min_wait_ || us == 0);
@@ -88,8 +89,6 @@ class Ring {
     wait_us_ = us;
     wait_batch_ = batch;
   }
-  std::uint32_t batch_wait_us() const { return wait_us_; }
-
   io_uring* get() { return &ring_; }
   std::uint64_t submit_full_flushes() const { return full_flushes_; }
 

@@ -73,6 +73,17 @@ TEST(ClientBatchWait, a_fixed_window_is_the_one_asked_for) {
   EXPECT_EQ(r.longest_us, 35u);
 }
 
+// A --uring profile older than 6.12 shows what that kernel would cost: it
+// had no min_wait_usec, so no batching wait either.
+TEST(ClientBatchWait, a_profile_before_6_12_has_none) {
+  const WaitRun r = run_against_slow_server({"--uring", "6.10"});
+  EXPECT_EQ(r.batch_wait, "auto");
+  EXPECT_EQ(r.longest_us, 0u);
+  if (!kernel_has_min_wait()) return;
+  const WaitRun all = run_against_slow_server({"--uring", "6.12"});
+  EXPECT_GE(all.longest_us, round_trip_ms * 1000 / 100) << "the profile that has it";
+}
+
 TEST(ClientBatchWait, off_and_the_epoll_backend_wait_for_nothing) {
   const WaitRun off = run_against_slow_server({"--backend", "uring", "--batch-wait", "off"});
   EXPECT_EQ(off.batch_wait, "off");
