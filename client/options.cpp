@@ -312,10 +312,9 @@ const Flag flags[] = {
     {.name = "--version", .kind = Kind::version, .help = "print the version and exit"},
 };
 
-// The checks that involve several flags or the URL, after each flag was
-// parsed alone.
-std::string finish(Options& out, const cli::Given& given) {
-  out.duration_given = given.has("--duration");
+// The URL, and the flags that depend on its scheme or on the backend;
+// the target resolved, once, before any connection.
+std::string finish_target(Options& out, const cli::Given& given) {
   if (given.operands.size() > 1) return "more than one URL given";
   out.url_defaulted = given.operands.empty();
   out.url = given.operands.empty() ? std::string(default_url) : std::string(given.operands[0]);
@@ -343,10 +342,12 @@ std::string finish(Options& out, const cli::Given& given) {
     return "--unix-socket connects to a path: no -4, -6 or --resolve with it";
   }
   // Once, before any connection: nothing on the request path resolves.
-  if (const std::string error = resolve_target(out.target, out.resolve, out.family, out.unix_socket);
-      !error.empty()) {
-    return error;
-  }
+  return resolve_target(out.target, out.resolve, out.family, out.unix_socket);
+}
+
+// The request's body and the expected one, read from their files, and
+// their placeholders, which must agree.
+std::string finish_bodies(Options& out) {
   if (!out.body_file.empty()) {
     if (!out.body.empty()) return "--body and --body-file are exclusive";
     if (const std::string error = read_body_file("--body-file", out.body_file, out.body); !error.empty()) {
@@ -382,6 +383,11 @@ std::string finish(Options& out, const cli::Given& given) {
     }
     if (const std::string error = check_serialized_size(out); !error.empty()) return error;
   }
+  return {};
+}
+
+// How much load, spread how: requests, shards, threads, rate, pipeline.
+std::string finish_load(Options& out, const cli::Given& given) {
   if (out.backend == io::BackendKind::epoll && given.has("--uring")) {
     return "--uring tunes the io_uring backend: it has no meaning with --backend epoll";
   }
@@ -425,6 +431,16 @@ std::string finish(Options& out, const cli::Given& given) {
     out.connections = std::uint32_t(out.requests);
     if (out.threads > out.connections) out.threads = out.connections;
   }
+  return {};
+}
+
+// The checks that involve several flags or the URL, after each flag was
+// parsed alone.
+std::string finish(Options& out, const cli::Given& given) {
+  out.duration_given = given.has("--duration");
+  if (std::string e = finish_target(out, given); !e.empty()) return e;
+  if (std::string e = finish_bodies(out); !e.empty()) return e;
+  if (std::string e = finish_load(out, given); !e.empty()) return e;
   // The CPUs this process may run on (taskset, a cgroup's cpuset) are the
   // default, spread over the threads, and the only ones --cpus may name.
   const std::vector<int> allowed = net::allowed_cpus();

@@ -28,7 +28,9 @@
 
 namespace ringhttp::server {
 
-class ShardBase;
+namespace http1 {
+class Session;
+}
 struct OutputBlock;
 struct HeldBlock;
 
@@ -84,7 +86,7 @@ struct Connection final : io::Link, http::RequestEvents {
   static constexpr std::size_t iovecs_max = responses_max * iovecs_per_response_max + stream_iovecs_max;
   static_assert(iovecs_max <= 1024, "one sendmsg takes at most IOV_MAX (1024) iovecs");
 
-  ShardBase* shard = nullptr;
+  http1::Session* session = nullptr;  // the parser's callbacks go to it
   ClientKey peer;  // the peer's address, for the rate limiter
   ConnState state = ConnState::free;
   // The connection has pipelined far enough ahead to pause its input once:
@@ -121,7 +123,7 @@ struct Connection final : io::Link, http::RequestEvents {
   tls::Session tls;
 
   // The parser's buffers, the response queue and the send's iovecs, lent by
-  // the shard (Shard::lend_output) while the connection has a request in
+  // the session (Session::lend_output) while the connection has a request in
   // progress, a response queued or a send (or a zero-copy notification)
   // pending, and given back when it has none: an idle connection holds
   // none. Null while none is lent.
@@ -174,6 +176,11 @@ struct OutputBlock {
   static constexpr std::size_t tls_out_bytes = 4 * tls::wire_out_record_bytes;
   std::uint32_t tls_len = 0;
   std::uint32_t tls_sending = 0;
+  // That send, as a message: a sendmsg honours the socket's O_NONBLOCK,
+  // where io_uring's plain send does not (one a worker thread takes would
+  // wait there while the peer reads nothing).
+  iovec tls_iov{};
+  msghdr tls_msg{};
   // The batch being encrypted: its plaintext is `msg`'s iovecs, of which
   // this much is not encrypted yet (advanced as a send cursor is).
   std::uint64_t tls_plain_left = 0;

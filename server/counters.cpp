@@ -95,9 +95,18 @@ const Family families[] = {
      .read = [](const ShardCounters& c) { return c.sends.read(); }},
     {.name = "ringhttp_sends_short_total", .type = counter, .help = "Sends that wrote less than asked and were resumed.",
      .read = [](const ShardCounters& c) { return c.sends_short.read(); }},
+    {.name = "ringhttp_sends_again_total", .type = counter,
+     .help = "Sends that wrote nothing and were made again (EAGAIN: a wake-up found the socket still full).",
+     .read = [](const ShardCounters& c) { return c.sends_again.read(); }},
     {.name = "ringhttp_cancellations_total", .type = counter,
-     .help = "Operations cancelled because the peer went away or timed out.",
+     .help = "Cancels the shards asked for when closing a connection (the peer went away or timed out): one per "
+             "operation it had in flight, and again for one a cancel missed.",
      .read = [](const ShardCounters& c) { return c.cancellations.read(); }},
+    {.name = "ringhttp_operations_cancelled_total", .type = counter,
+     .help = "Operations the backend cancelled: each cancel that found its operation still waiting and stopped it "
+             "(io_uring: an ASYNC_CANCEL that completed 0; epoll: a waiting receive, send, connect or accept taken "
+             "back), for a connection or the listener.",
+     .read = [](const ShardCounters& c) { return c.operations_cancelled.read(); }},
     {.name = "ringhttp_bytes_received_total", .type = counter, .help = "Bytes received.",
      .read = [](const ShardCounters& c) { return c.bytes_received.read(); }},
     {.name = "ringhttp_bytes_sent_total", .type = counter, .help = "Bytes sent.",

@@ -39,7 +39,9 @@ struct ShardCounters {
   Counter connections_closed;
   Counter sends;
   Counter sends_short;
-  Counter cancellations;
+  Counter sends_again;  // nothing written (EAGAIN): made again
+  Counter cancellations;         // cancels the shard asked for when closing a connection
+  Counter operations_cancelled;  // cancels the backend carried out (completed 0)
   Counter bytes_received;
   Counter bytes_sent;
   std::array<Counter, http::parse_error_kinds> parse_errors;

@@ -3,7 +3,7 @@
 // first: a fixed ring, so holding never allocates. Chunks arrive at the
 // back; the chunk being parsed when the pause came goes back at the front;
 // resuming takes them from the front. Pure: it moves records, and knows
-// nothing of buffers, spill blocks or the shard's share (Shard::hold).
+// nothing of buffers, spill blocks or the shard's share (Session::hold).
 
 #include <array>
 #include <cassert>

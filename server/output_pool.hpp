@@ -2,7 +2,7 @@
 // The output blocks a shard lends to its busy connections, and the
 // connections waiting for one. A narrow interface: lend, give back (which
 // hands the block straight to the oldest waiter), wait, stop waiting. No
-// ring, no sockets, no counters: the shard does those (shard_output.ipp).
+// ring, no sockets, no counters: the session does those (http1/output.cpp).
 //
 // Bounded: `blocks` at most, mapped once and touched only as lent (the
 // warmest first). Running out is a normal state: the connection waits in
@@ -13,14 +13,14 @@
 #include <cstdint>
 #include <string>
 
-#include "core/uring/slot_table.hpp"
+#include "core/io/slot_table.hpp"
 #include "server/connection.hpp"
 
 namespace ringhttp::server {
 
 class OutputPool {
  public:
-  explicit OutputPool(uring::SlotTable<Connection>& table) : table_(table) {}
+  explicit OutputPool(io::SlotTable<Connection>& table) : table_(table) {}
   OutputPool(const OutputPool&) = delete;
   OutputPool& operator=(const OutputPool&) = delete;
 
@@ -99,8 +99,8 @@ class OutputPool {
   }
 
  private:
-  uring::SlotTable<Connection>& table_;
-  uring::SlotTable<OutputBlock> blocks_;
+  io::SlotTable<Connection>& table_;
+  io::SlotTable<OutputBlock> blocks_;
   std::uint32_t lent_ = 0;
   std::uint32_t wait_head_ = no_slot;  // the oldest waiter
   std::uint32_t wait_tail_ = no_slot;

@@ -41,7 +41,7 @@ class Reply {
   }
 
   // No answer yet: a database query's result fills this response later
-  // (Shard::on_result); nothing queued after it is sent before it.
+  // (Session::on_db_result); nothing queued after it is sent before it.
   void defer() {
     response_.status = 0;
     response_.source = BodySource::deferred;

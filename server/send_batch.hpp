@@ -6,7 +6,7 @@
 // copied one after another into a staging area when one is given, so that
 // a response is one iovec instead of four to seven: the kernel's cost per
 // iovec exceeds a small copy's. Pure: it reads the queue and writes only
-// the iovecs and the staging area, so Shard::flush and bench/micro run the
+// the iovecs and the staging area, so Session::flush and bench/micro run the
 // same code.
 
 #include <sys/socket.h>

@@ -18,19 +18,17 @@
 #include <thread>
 #include <vector>
 
-#include "core/http/date_cache.hpp"
-#include "core/uring/batch_loop.hpp"
+#include "core/io/batch_loop.hpp"
 #include "core/io/completion.hpp"
 #include "core/io/engine.hpp"
-#include "core/uring/user_data.hpp"
+#include "core/io/user_data.hpp"
 #include "core/tls/context.hpp"
 #include "server/app/app.hpp"
 #include "server/connection.hpp"
 #include "server/counters.hpp"
 #include "server/db/pool.hpp"
-#include "server/framing_cache.hpp"
+#include "server/http1/session.hpp"
 #include "server/options.hpp"
-#include "server/output_pool.hpp"
 
 namespace ringhttp::server {
 
@@ -40,9 +38,8 @@ struct SendPath {
   bool zc_report_usage = false;  // zc notifications say whether the kernel copied (6.2)
 };
 
-// What main() and a connection's parser see of a shard, whichever backend
-// it runs on: the shard itself (below) is a template over its backend
-// (core/io/completion.hpp), so that no I/O operation is a virtual call.
+// What main() sees of a shard, whichever backend it runs on: the shard
+// itself (below) is a template over its backend (core/io/backend.hpp).
 class ShardBase {
  public:
   virtual ~ShardBase();
@@ -51,10 +48,6 @@ class ShardBase {
   void request_stop();  // from another thread
   void join();
   const std::string& error() const { return error_; }
-
-  // Parser callbacks, routed here by the connection.
-  virtual void on_request_headers(Connection& conn, const http::RequestHead& head) = 0;
-  virtual bool on_request(Connection& conn, const http::RequestHead& head) = 0;
 
  protected:
   // The wake eventfd's flags: the epoll backend reads it without blocking;
@@ -78,35 +71,25 @@ std::unique_ptr<ShardBase> make_shard(io::BackendKind backend, const Options& op
                                       const SendPath& send, tls::ServerContext* tls, ShardCounters& counters,
                                       std::span<const ShardCounters* const> all_shards);
 
-// The shard is its database pool's driver (its sockets' operations on the
-// shard's own ring) and the sink its results come back to
-// (server/shard_db.ipp).
+// What is left to the shard itself: its thread, listener and accepts, tick,
+// wake and stop, and the dispatch of every completion to the engine and
+// then to its connection's session (server/http1/session.hpp), whose I/O
+// it does (ConnectionIo). It is also its database pool's driver (its
+// sockets' operations on the shard's own ring) and the sink its results
+// come back to (server/shard_db.ipp).
 template <typename Backend>
-class Shard final : public ShardBase, private db::Driver, private db::Sink {
+class Shard final : public ShardBase, private db::Driver, private db::Sink, private http1::ConnectionIo {
  public:
   // Shard-level operations (accept, tick, wake, cancels they and the
   // database polls need) carry this slot, which no connection can have.
-  static constexpr std::uint32_t shard_slot = uring::slot_max;
-  // Provided receive buffers per shard and their size. A request is far
-  // smaller than a buffer; many in-flight receives share the pool.
-  static constexpr std::uint32_t recv_buffers = 1024;
-  static constexpr std::uint32_t recv_buffer_bytes = 4096;
+  static constexpr std::uint32_t shard_slot = io::slot_max;
+  // The receive buffers the backend provides (the session holds its
+  // share of them: server/http1/session.hpp).
+  static constexpr std::uint32_t recv_buffers = http1::Session::recv_buffers;
+  static constexpr std::uint32_t recv_buffer_bytes = http1::Session::recv_buffer_bytes;
   static constexpr std::uint32_t tick_ms = 100;            // timeouts and Date refresh
-  static constexpr std::uint32_t linger_ms = 1000;         // after our FIN, wait this long for the peer's
   static constexpr std::uint32_t accept_backoff_ms = 100;  // after running out of descriptors or memory
   static constexpr std::uint8_t enobufs_in_a_row_max = 8;  // then wait for the tick
-  // Receive buffers all paused connections together may hold: the other
-  // half of the pool stays for connections that are being served, however
-  // many clients pipeline without reading.
-  static constexpr std::uint32_t held_buffers_shard_max = recv_buffers / 2;
-  // Blocks (of recv_buffer_bytes) that held input beyond a connection's
-  // share is copied into: 16 MiB per shard, mapped once, touched only as far
-  // as clients pipeline that far ahead, and given back to the kernel once
-  // empty again. Four times the receive buffers: what arrives for paused
-  // connections before their receives stop is bounded by the buffers the
-  // kernel can fill (the ring's 1,024) per wave. Exhausted, the connection
-  // that needs one more is closed (ringhttp_input_overflow_total).
-  static constexpr std::uint32_t spill_blocks = 4 * recv_buffers;
   // Accepted connections waiting for the slot of an idle connection that
   // was reclaimed for them (the table was full); more are refused.
   static constexpr std::size_t pending_accepts_max = 64;
@@ -115,13 +98,6 @@ class Shard final : public ShardBase, private db::Driver, private db::Sink {
   // it afterwards, and a multishot accept would write every peer's address
   // into the one buffer). As many as the kernel then accepts per wake-up.
   static constexpr std::uint32_t direct_accepts = 8;
-  // HTTPS: connections whose handshake is in progress. A handshake costs
-  // a private-key operation and OpenSSL's buffers (about 40 KiB until it
-  // ends): past this many, a newcomer is closed at once, counted
-  // (ringhttp_tls_handshakes_failed_total{reason="refused"}), so a flood
-  // of ClientHellos cannot take the shard's memory or starve its
-  // established connections of CPU.
-  static constexpr std::uint32_t tls_handshakes_max = 512;
 
   Shard(const Options& options, const AppConfig& app_config, const Cors& cors, int index, int listen_fd,
         const uring::Features& features, const SendPath& send, tls::ServerContext* tls, ShardCounters& counters,
@@ -129,9 +105,6 @@ class Shard final : public ShardBase, private db::Driver, private db::Sink {
   ~Shard() override;
   Shard(const Shard&) = delete;
   Shard& operator=(const Shard&) = delete;
-
-  void on_request_headers(Connection& conn, const http::RequestHead& head) override;
-  bool on_request(Connection& conn, const http::RequestHead& head) override;
 
  private:
   // tests/unit/shard_session_test.cpp: the shard over a fake backend,
@@ -141,13 +114,13 @@ class Shard final : public ShardBase, private db::Driver, private db::Sink {
   // shard.ipp: the thread's set-up, the batch loop, accept, tick, stop.
   bool setup() override;
   void run() override;
-  // The batch loop's hooks (core/uring/batch_loop.hpp).
+  // The batch loop's hooks (core/io/batch_loop.hpp).
   template <typename Io, typename Owner>
-  friend void uring::run_batches(Io& io, Owner& owner);
+  friend void io::run_batches(Io& io, Owner& owner);
   bool done() const;
   std::optional<__kernel_timespec> wait_limit() const { return std::nullopt; }  // the tick wakes it
   void on_wake();
-  void dispatch(const uring::Completion& c);
+  void dispatch(const io::Completion& c);
   void after_batch();
   void mark_dirty(Connection& conn);  // after_batch flushes it, once per batch
   Backend& io() { return engine_.backend(); }  // for the shard's own operations, not a connection's
@@ -172,58 +145,19 @@ class Shard final : public ShardBase, private db::Driver, private db::Sink {
   void start_connection(Connection& conn, const Accepted& accepted);
   void open_pending();
 
-  // shard_input.ipp: receive, parse, hold input while paused.
-  bool wants_receive(const Connection& conn) const;
-  void arm_recv(Connection& conn);
+  // A connection's completions, through the engine to its session.
   void on_recv(Connection& conn, const io::Completion& c);
-  void on_received_piece(Connection& conn, InputChunk chunk);
-  void consume(Connection& conn, InputChunk chunk);
-  struct Parsed {
-    bool paused = false;
-    std::uint32_t consumed = 0;  // when paused: what the parser took; the rest is the caller's to hold
-  };
-  Parsed parse(Connection& conn, const char* data, std::uint32_t len);
-  void hold(Connection& conn, InputChunk chunk, bool at_front);
-  InputChunk unhold(Connection& conn);
-  bool spill(InputChunk& chunk);
-  char* take_spill_block(std::int32_t& buffer_id);
-  bool join_last_held(Connection& conn, const InputChunk& chunk);
-  void drop_held(Connection& conn);
-  void release_chunk(InputChunk chunk);
-  [[gnu::noinline]] void release_spilled(InputChunk chunk);
-  void pause_input(Connection& conn);
-  void resume_input(Connection& conn);
-  bool can_take_more(const Connection& conn) const;
 
-  // shard_respond.ipp: a parsed request becomes a queued response.
-  void finish_response(Connection& conn, PendingResponse& r, std::uint64_t content_length, bool close,
-                       bool http10_keep_alive);
-  void queue_error(Connection& conn, int status);
-
-  // shard_output.ipp: sends, and the output blocks busy connections borrow.
-  bool lend_output(Connection& conn);
-  void return_output(Connection& conn);
-  void maybe_return_output(Connection& conn);
-  void wait_for_output(Connection& conn);
-  void flush(Connection& conn);
-  [[gnu::noinline]] void send_pending(Connection& conn);
-  std::uint64_t prepare_batch(Connection& conn);
-  void on_send(Connection& conn, const io::Completion& c);
-  void on_send_notification(Connection& conn, const io::Completion& c);
-  void after_output_progress(Connection& conn);
-  void retire_sent(Connection& conn);
-  void release_written(Connection& conn);
-
-  // shard_tls.ipp: HTTPS between the engine and the HTTP session.
-  void tls_start(Connection& conn);
-  void tls_consume(Connection& conn, InputChunk chunk);
-  bool hold_decrypted(Connection& conn, const char* data, std::uint32_t len);
-  void tls_handshake_done(Connection& conn);
-  void tls_failed(Connection& conn);
-  void tls_flush(Connection& conn);
-  bool tls_on_sent(Connection& conn);
-  bool tls_close_notify(Connection& conn);
-  void tls_release(Connection& conn, std::size_t reason = tls_closed);
+  // The session's I/O (http1::ConnectionIo), by the engine.
+  void arm_receive(Connection& conn, bool multishot) override { engine_.arm_receive(conn, multishot); }
+  void stop_receiving(Connection& conn) override { engine_.stop_receiving(conn); }
+  void give_back(std::int32_t buffer_id) override { engine_.give_back(buffer_id); }
+  void send_message(Connection& conn, msghdr* msg, std::uint64_t bytes) override {
+    engine_.send_message(conn, msg, bytes);
+  }
+  void shutdown_write(Connection& conn) override { engine_.shutdown(conn, SHUT_WR); }
+  std::uint32_t cancel_all(Connection& conn) override;
+  void release(Connection& conn) override;
 
   // shard_db.ipp: the database pool's operations and results.
   void poll(std::uint32_t link, std::uint32_t generation, int fd, bool write) override;
@@ -232,15 +166,6 @@ class Shard final : public ShardBase, private db::Driver, private db::Sink {
   void cancel(std::uint32_t link, std::uint32_t generation, db::Io io) override;
   void on_result(const db::Waiter& waiter, const db::Result& result) override;
   void start_database();
-
-  // shard_close.ipp: drain, linger, cancel, release; deadlines; reclaim.
-  void begin_drain(Connection& conn);
-  void maybe_finish_drain(Connection& conn);
-  void on_shutdown(Connection& conn, const io::Completion& c);
-  void abort(Connection& conn);
-  void maybe_release(Connection& conn);
-  void check_timeouts(Connection& conn);
-  bool reclaim_idle();
 
   const Options& options_;
   const AppConfig& app_config_;
@@ -252,7 +177,6 @@ class Shard final : public ShardBase, private db::Driver, private db::Sink {
   tls::ServerContext* const tls_;  // HTTPS; null on plain HTTP
   ShardCounters& counters_;
   const std::span<const ShardCounters* const> all_shards_;
-  http::RequestParser::Limits limits_;
 
   // Declared before the ring so that it is destroyed after it: operations
   // the ring still holds may point into the pool's buffers.
@@ -260,28 +184,11 @@ class Shard final : public ShardBase, private db::Driver, private db::Sink {
   // The connections' I/O: the slot table (mapped once; slots constructed on
   // first use), operations in flight, sends, the batch's dirty list.
   io::Engine<Backend, Connection> engine_;
-  // Output blocks, lent to busy connections; those that found none wait in
-  // arrival order.
-  OutputPool output_pool_{engine_.table()};
-  // Rings of held input, lent to paused connections (as many as slots).
-  uring::SlotTable<HeldBlock> held_blocks_;
-  std::uint32_t held_rings_lent_ = 0;
+  // Every connection's HTTP/1.1 logic, and what it lends them.
+  http1::Session session_;
   std::uint32_t open_count_ = 0;
-  std::uint32_t held_buffers_ = 0;   // provided buffers held by paused connections
-  char* spill_ = nullptr;            // spill_blocks x recv_buffer_bytes
-  bool spill_touched_ = false;       // pages of spill_ resident since the last give-back
-  std::vector<std::uint32_t> spill_free_;
-  std::vector<Accepted> pending_;    // accepted, waiting for a reclaimed slot
-  // HTTPS: a record's plaintext, read here and parsed at once (what the
-  // parser leaves is copied to spill blocks and held).
-  std::unique_ptr<char[]> tls_plain_;
-  std::uint32_t tls_handshakes_ = 0;  // in progress now
-
-  std::unique_ptr<App> app_;  // built on the shard's thread, so its memory is the shard's
-  http::DateCache date_;
-  FramingCache framing_;
+  std::vector<Accepted> pending_;  // accepted, waiting for a reclaimed slot
   std::uint64_t now_ms_ = 0;
-  std::int64_t wall_s_ = 0;  // Unix time, refreshed with the Date line
   __kernel_timespec tick_ts_{};
   std::uint64_t wake_value_ = 0;
   // The accepts armed on the listener, one bit each: bit 0 alone, or with

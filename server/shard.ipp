@@ -1,12 +1,10 @@
 // The shard itself: its start-up, the batch loop (reap, dispatch, then
 // after-batch work for the connections the batch touched), accept, the
-// tick and the stop. A connection's own paths live beside it:
-// shard_input.ipp (receive and parse), shard_respond.ipp (a request becomes
-// a queued response), shard_output.ipp (sends and the output blocks),
-// shard_close.ipp (drain, cancel, release, deadlines), shard_db.ipp (the
-// database pool's operations). The shard is a template over its backend:
-// these files hold its definitions, and shard_uring.cpp and
-// shard_epoll.cpp instantiate it, one backend each.
+// tick and the stop. A connection's completions go through the engine to
+// the HTTP/1.1 session (server/http1/), which decides what follows;
+// shard_db.ipp holds the database pool's operations. The shard is a
+// template over its backend: these files hold its definitions, and
+// shard_uring.cpp and shard_epoll.cpp instantiate it, one backend each.
 
 #pragma once
 
@@ -27,8 +25,8 @@
 
 #include "core/net/cpu.hpp"
 #include "core/uring/compat.hpp"
-#include "core/uring/errno_class.hpp"
-#include "core/uring/user_data.hpp"
+#include "core/io/errno_class.hpp"
+#include "core/io/user_data.hpp"
 
 namespace ringhttp::server {
 namespace shard_detail {
@@ -41,7 +39,7 @@ inline std::uint64_t monotonic_ms() {
 
 }  // namespace shard_detail
 
-using uring::Op;
+using io::Op;
 using shard_detail::monotonic_ms;
 
 template <typename Backend>
@@ -58,17 +56,14 @@ Shard<Backend>::Shard(const Options& options, const AppConfig& app_config, const
       send_(send),
       tls_(tls),
       counters_(counters),
-      all_shards_(all_shards) {
-  limits_.request_line_bytes_max = options.request_line_bytes_max;
-  limits_.header_bytes_max = options.header_bytes_max;
-  limits_.body_bytes_max = options.body_bytes_max;
-}
+      all_shards_(all_shards),
+      session_({options, app_config, cors, counters, all_shards, tls, send.mode == SendMode::zc}, engine_.table(),
+               engine_.dirty(), *this) {}
 
 template <typename Backend>
 Shard<Backend>::~Shard() {
   if (thread_.joinable()) thread_.join();
   counters_.syscalls.store(nullptr, std::memory_order_release);
-  if (spill_ != nullptr) ::munmap(spill_, std::size_t(spill_blocks) * recv_buffer_bytes);
   if (wake_fd_ >= 0) ::close(wake_fd_);
   ::close(listen_fd_);
 }
@@ -77,7 +72,7 @@ template <typename Backend>
 void Shard<Backend>::cancel_accept() {
   for (std::uint32_t i = 0; i < direct_accepts; ++i) {
     if ((accepts_armed_ & (1u << i)) == 0) continue;
-    io().cancel(uring::encode({Op::accept, shard_slot, i}), uring::encode({Op::cancel, shard_slot, 0}));
+    io().cancel(io::encode({Op::accept, shard_slot, i}), io::encode({Op::cancel, shard_slot, 0}));
   }
 }
 
@@ -122,35 +117,12 @@ bool Shard<Backend>::setup() {
     return false;
   }
   counters_.syscalls.store(&io().syscalls(), std::memory_order_release);
-  // Likewise the output blocks: reserved whole, touched as lent, and the
-  // warmest reused first.
-  const std::uint32_t blocks = options_.output_blocks == 0 ? options_.connections_max
-                                                           : std::min(options_.output_blocks, options_.connections_max);
-  if (std::string e = output_pool_.init(blocks); !e.empty()) {
-    error_ = std::move(e);
-    return false;
-  }
-  // Held rings: one per connection at most, so as many as the table (never
-  // short), touched only as connections pause.
-  if (std::string e = held_blocks_.init(options_.connections_max); !e.empty()) {
-    error_ = std::move(e);
-    return false;
-  }
-  void* spill = ::mmap(nullptr, std::size_t(spill_blocks) * recv_buffer_bytes, PROT_READ | PROT_WRITE,
-                       MAP_ANONYMOUS | MAP_PRIVATE, -1, 0);
-  if (spill == MAP_FAILED) {
-    error_ = std::string("spill blocks: ") + std::strerror(errno);
-    return false;
-  }
-  spill_ = static_cast<char*>(spill);
-  spill_free_.reserve(spill_blocks);
-  for (std::uint32_t b = spill_blocks; b > 0; --b) spill_free_.push_back(b - 1);
-  pending_.reserve(pending_accepts_max);
-  if (tls_ != nullptr) tls_plain_ = std::make_unique<char[]>(tls::record_plaintext_bytes_max);
-  app_ = std::make_unique<App>(app_config_, cors_, counters_);
   now_ms_ = monotonic_ms();
-  wall_s_ = std::time(nullptr);
-  date_.refresh(wall_s_);
+  if (std::string e = session_.init(now_ms_); !e.empty()) {
+    error_ = std::move(e);
+    return false;
+  }
+  pending_.reserve(pending_accepts_max);
   start_database();
   arm_wake();
   arm_tick();
@@ -165,11 +137,14 @@ template <typename Backend>
 bool Shard<Backend>::done() const { return stopping_ && open_count_ == 0 && accepts_armed_ == 0; }
 
 template <typename Backend>
-void Shard<Backend>::on_wake() { now_ms_ = monotonic_ms(); }
+void Shard<Backend>::on_wake() {
+  now_ms_ = monotonic_ms();
+  session_.set_now(now_ms_);
+}
 
 template <typename Backend>
-void Shard<Backend>::dispatch(const uring::Completion& c) {
-  const uring::Tag t = uring::decode(c.user_data);
+void Shard<Backend>::dispatch(const io::Completion& c) {
+  const io::Tag t = io::decode(c.user_data);
   switch (t.op) {
     // The slot names the database connection; the pool checks the generation.
     case Op::db_read: return db_->on_io(t.slot, t.generation, db::Io::poll_read, c.res);
@@ -183,7 +158,9 @@ void Shard<Backend>::dispatch(const uring::Completion& c) {
       case Op::accept: return on_accept(c.res, c.flags, t.generation);
       case Op::tick: return on_tick();
       case Op::wake: return begin_stop();
-      case Op::cancel: return;  // the cancelled operation reports for itself
+      case Op::cancel:  // the cancelled operation reports for itself
+        if (c.res == 0) counters_.operations_cancelled.add();
+        return;
       default: break;
     }
     assert(false && "unknown shard-level completion");
@@ -198,17 +175,27 @@ void Shard<Backend>::dispatch(const uring::Completion& c) {
     return;
   }
   Connection& conn = *found;
+  // A closing slot's completions bring it nearer its release, which the
+  // session makes after the batch (the one place a slot is freed): each
+  // handler marks such a slot dirty.
   switch (t.op) {
     case Op::recv: return on_recv(conn, c);
     case Op::send:
       // A zero-copy send completes twice under the same tag: its result,
-      // then (when the result says IORING_CQE_F_MORE) its notification.
-      if ((c.flags & IORING_CQE_F_NOTIF) != 0) return on_send_notification(conn, c);
-      return on_send(conn, c);
-    case Op::shutdown: return on_shutdown(conn, c);
+      // then (when the result's flags say `more`) its notification.
+      if ((c.flags & io::completion_flags::notification) != 0) {
+        return session_.on_notification(conn, engine_.on_send_notification(conn, c));
+      }
+      return session_.on_sent(conn, engine_.on_send(conn, c));
+    case Op::shutdown: return session_.on_shutdown(conn, engine_.on_shutdown(conn, c));
     case Op::cancel:
+      // 0: the backend found the operation and stopped it (io_uring's
+      // ASYNC_CANCEL, or epoll taking back what was waiting); -ENOENT or
+      // -EALREADY: it had completed or was running.
+      if (c.res == 0) counters_.operations_cancelled.add();
       counters_.cancellations.add(engine_.on_cancel(conn, c));
-      return maybe_release(conn);
+      if (conn.state == ConnState::closing) mark_dirty(conn);
+      return;
     default: break;
   }
   assert(false && "unknown connection completion");
@@ -221,19 +208,7 @@ void Shard<Backend>::after_batch() {
   if (db_) db_->after_batch();
   // Cork: everything the batch's receives produced leaves now, one send per
   // connection.
-  engine_.drain_dirty([this](Connection& conn) {
-    if (conn.state == ConnState::free) return;
-    // A paused connection is re-armed when it resumes (resume_input), not
-    // here: a receive armed while paused would fill its held share.
-    if (engine_.rearm_due(conn) && wants_receive(conn)) arm_recv(conn);
-    if (conn.output_granted) {
-      conn.output_granted = false;
-      if (conn.state == ConnState::open && conn.input_paused && can_take_more(conn)) resume_input(conn);
-    }
-    flush(conn);
-    maybe_finish_drain(conn);
-    maybe_return_output(conn);
-  });
+  engine_.drain_dirty([this](Connection& conn) { session_.after_batch(conn); });
   open_pending();
   if (db_) db_->send_queued();
 }
@@ -265,7 +240,7 @@ template <typename Backend>
 void Shard<Backend>::arm_accept() {
   if (!features_.fixed_files) {
     assert(accepts_armed_ == 0);
-    io().accept(listen_fd_, uring::encode({Op::accept, shard_slot, 0}), features_.multishot_accept);
+    io().accept(listen_fd_, io::encode({Op::accept, shard_slot, 0}), features_.multishot_accept);
     accepts_armed_ = 1;
     return;
   }
@@ -290,7 +265,7 @@ void Shard<Backend>::arm_accept() {
     --room;
     AcceptPeer& peer = accept_peers_[i];
     peer.length = sizeof peer.address;
-    io().accept(listen_fd_, uring::encode({Op::accept, shard_slot, i}), false,
+    io().accept(listen_fd_, io::encode({Op::accept, shard_slot, i}), false,
                 reinterpret_cast<sockaddr*>(&peer.address), &peer.length);
     accepts_armed_ |= 1u << i;
   }
@@ -300,18 +275,18 @@ template <typename Backend>
 void Shard<Backend>::arm_tick() {
   tick_ts_.tv_sec = 0;
   tick_ts_.tv_nsec = long(tick_ms) * 1'000'000;
-  io().timeout(&tick_ts_, uring::encode({Op::tick, shard_slot, 0}));
+  io().timeout(&tick_ts_, io::encode({Op::tick, shard_slot, 0}));
 }
 
 template <typename Backend>
 void Shard<Backend>::arm_wake() {
-  io().read(wake_fd_, &wake_value_, sizeof wake_value_, uring::encode({Op::wake, shard_slot, 0}));
+  io().read(wake_fd_, &wake_value_, sizeof wake_value_, io::encode({Op::wake, shard_slot, 0}));
 }
 
 template <typename Backend>
 void Shard<Backend>::on_accept(std::int32_t res, std::uint32_t flags, std::uint32_t which) {
   assert(which < direct_accepts && (accepts_armed_ & (1u << which)) != 0);
-  const bool still_armed = (flags & IORING_CQE_F_MORE) != 0;
+  const bool still_armed = (flags & io::completion_flags::more) != 0;
   if (!still_armed) accepts_armed_ &= ~(1u << which);
   if (res >= 0) {
     Accepted accepted{res};
@@ -325,8 +300,8 @@ void Shard<Backend>::on_accept(std::int32_t res, std::uint32_t flags, std::uint3
       open_connection(accepted);
     }
   } else {
-    switch (uring::classify(res)) {
-      case uring::ErrnoClass::exhausted:
+    switch (io::classify(res)) {
+      case io::ErrnoClass::exhausted:
         // Out of descriptors or memory: existing connections go on being
         // served; accepting resumes on a later tick, when a close may have
         // freed some.
@@ -338,8 +313,8 @@ void Shard<Backend>::on_accept(std::int32_t res, std::uint32_t flags, std::uint3
         accept_backoff_until_ms_ = now_ms_ + accept_backoff_ms;
         if (accepts_armed_ != 0) cancel_accept();
         break;
-      case uring::ErrnoClass::cancelled: break;
-      case uring::ErrnoClass::bug: assert(!"accept on the listener was refused as invalid"); [[fallthrough]];
+      case io::ErrnoClass::cancelled: break;
+      case io::ErrnoClass::bug: assert(!"accept on the listener was refused as invalid"); [[fallthrough]];
       default: counters_.accept_errors_other.add();  // a peer that reset before we took it, ...
     }
   }
@@ -348,13 +323,7 @@ void Shard<Backend>::on_accept(std::int32_t res, std::uint32_t flags, std::uint3
 
 template <typename Backend>
 void Shard<Backend>::on_tick() {
-  if (spill_touched_ && spill_free_.size() == spill_blocks) {
-    // Spill memory is lent for a flood, not kept after it.
-    ::madvise(spill_, std::size_t(spill_blocks) * recv_buffer_bytes, MADV_DONTNEED);
-    spill_touched_ = false;
-  }
-  wall_s_ = std::time(nullptr);
-  date_.refresh(wall_s_);
+  session_.on_tick();
   const std::uint64_t flushes = io().sq_full_flushes();
   counters_.sq_full_flushes.add(flushes - sq_full_flushes_seen_);
   sq_full_flushes_seen_ = flushes;
@@ -364,13 +333,11 @@ void Shard<Backend>::on_tick() {
     Connection& conn = engine_.table()[i];
     if (conn.state == ConnState::free) continue;
     if (past_stop_deadline) {
-      abort(conn);
+      session_.abort(conn);
       continue;
     }
-    // A paused connection is re-armed when it resumes (resume_input), not
-    // here: a receive armed while paused would fill its held share.
-    if (engine_.rearm_due(conn) && wants_receive(conn)) arm_recv(conn);
-    check_timeouts(conn);
+    engine_.resume_parked_send(conn);
+    session_.tick(conn);
   }
   if (db_) {
     // Past the stop deadline, queries still unanswered are answered 503 so
@@ -389,18 +356,7 @@ void Shard<Backend>::begin_stop() {
   if (accepts_armed_ != 0) cancel_accept();
   for (const Accepted& accepted : pending_) io().close_accepted(accepted.fd);
   pending_.clear();
-  for (std::uint32_t i = 0; i < engine_.table().constructed(); ++i) {
-    Connection& conn = engine_.table()[i];
-    if (conn.state != ConnState::open) continue;
-    const bool idle = conn.output_empty() && !conn.send_inflight && !conn.parser.in_message();
-    if (idle) {
-      abort(conn);
-    } else {
-      // Let what is queued (a stream included) finish, then close.
-      begin_drain(conn);
-      mark_dirty(conn);
-    }
-  }
+  session_.begin_stop();
 }
 
 // ---------------------------------------------------------------------------
@@ -411,7 +367,6 @@ Connection* Shard<Backend>::allocate() {
   Connection* slot = engine_.table().acquire();  // with a new generation
   if (slot == nullptr) return nullptr;
   Connection& conn = *slot;
-  conn.shard = this;
   assert(conn.state == ConnState::free);
   assert(conn.inflight.none());
   return &conn;
@@ -422,7 +377,7 @@ void Shard<Backend>::open_connection(const Accepted& accepted) {
   // While newcomers wait for reclaimed slots, a later one queues behind
   // them: a slot freed meanwhile is theirs (open_pending), first come first
   // served, or the one that waited longest would never get one.
-  if (tls_ != nullptr && tls_handshakes_ >= tls_handshakes_max) {
+  if (session_.refuses_handshake()) {
     counters_.tls_handshake_failures[tls_refused].add();
     io().close_accepted(accepted.fd);
     return;
@@ -432,7 +387,7 @@ void Shard<Backend>::open_connection(const Accepted& accepted) {
     // The table is full: the oldest idle connection makes room (as nginx
     // reuses its idle keep-alive connections), so silent sockets cannot
     // lock newcomers out. Its slot is free once its cancels complete.
-    if (pending_.size() < pending_accepts_max && reclaim_idle()) {
+    if (pending_.size() < pending_accepts_max && session_.reclaim_idle()) {
       pending_.push_back(accepted);
       return;
     }
@@ -448,35 +403,52 @@ void Shard<Backend>::start_connection(Connection& conn, const Accepted& accepted
   // TCP_NODELAY comes from the listener (net::listen_reuseport): Linux
   // copies it to every socket accepted there.
   engine_.open(conn, accepted.fd);
+  ClientKey peer;
   if (accepted.peer_known) {
-    conn.peer = accepted.peer;
+    peer = accepted.peer;
   } else {
     // Multishot accept reports no address; one getpeername per connection
     // (not per request) gives the rate limiter its key.
-    sockaddr_storage peer{};
-    socklen_t peer_len = sizeof peer;
-    conn.peer = ::getpeername(accepted.fd, reinterpret_cast<sockaddr*>(&peer), &peer_len) == 0 ? client_key_of(peer)
-                                                                                                : ClientKey{};
+    sockaddr_storage address{};
+    socklen_t length = sizeof address;
+    if (::getpeername(accepted.fd, reinterpret_cast<sockaddr*>(&address), &length) == 0) {
+      peer = client_key_of(address);
+    }
   }
-  conn.state = ConnState::open;
-  conn.written_responses = 0;
-  conn.input_paused = conn.peer_eof = conn.single_shot = conn.metrics_queued = false;
-  conn.last_activity_ms = now_ms_;
-  conn.header_deadline_ms = 0;
-  conn.body_start_ms = 0;
-  conn.send_progress_ms = now_ms_;
-  conn.requests_done = 0;
-  conn.parser.reset(limits_, &conn);
-  assert(conn.output == nullptr && !conn.waiting_output && !conn.parser.has_buffers());
-  conn.output_granted = false;
-  assert(conn.held == nullptr);
-  conn.held_buffers = 0;
   ++open_count_;
-  counters_.connections_accepted.add();
-  if (tls_ != nullptr) tls_start(conn);
-  if (conn.state != ConnState::open) return;
-  assert(wants_receive(conn));
-  arm_recv(conn);
+  session_.start(conn, peer);
+}
+
+template <typename Backend>
+void Shard<Backend>::on_recv(Connection& conn, const io::Completion& c) {
+  const io::Received r = engine_.on_receive(conn, c);
+  if (r.kind == io::Received::Kind::data) {
+    counters_.bytes_received.add(std::uint32_t(r.res));
+    // A bundle's pieces, one buffer each, are taken in order as separate
+    // receives would be: a piece may pause input, and the next is held.
+    io::Received piece = r;
+    std::uint32_t pieces = 0;
+    do {
+      session_.on_received_piece(conn, InputChunk{piece.data, piece.len, piece.buffer_id});
+      ++pieces;
+    } while (engine_.next_piece(piece));
+    if (pieces > 1) counters_.recv_bundles.add();
+  }
+  session_.after_receive(conn, r.kind, r.res);
+}
+
+template <typename Backend>
+std::uint32_t Shard<Backend>::cancel_all(Connection& conn) {
+  const std::uint32_t cancels = engine_.cancel_all(conn);
+  if (engine_.owes_zero_copy_notifications(conn)) engine_.reset(conn);
+  return cancels;
+}
+
+template <typename Backend>
+void Shard<Backend>::release(Connection& conn) {
+  assert(open_count_ > 0);
+  --open_count_;
+  engine_.release(conn);
 }
 
 }  // namespace ringhttp::server

@@ -1,5 +1,5 @@
 // What every shard shares whatever its backend: its thread's start and
-// stop, the choice of backend, and the parser's way back to it.
+// stop, and the choice of backend.
 
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -9,9 +9,6 @@
 #include "server/shard.hpp"
 
 namespace ringhttp::server {
-
-void Connection::on_request_headers(const http::RequestHead& head) { shard->on_request_headers(*this, head); }
-bool Connection::on_request(const http::RequestHead& head) { return shard->on_request(*this, head); }
 
 ShardBase::~ShardBase() {
   if (thread_.joinable()) thread_.join();

@@ -17,7 +17,7 @@
 
 namespace ringhttp::server {
 
-using uring::Op;
+using io::Op;
 
 template <typename Backend>
 void Shard<Backend>::start_database() {
@@ -31,7 +31,7 @@ void Shard<Backend>::start_database() {
   db::Driver& driver = *this;  // private bases: converted here, where they are accessible
   db::Sink& sink = *this;
   db_ = std::make_unique<db::Pool>(config, driver, sink, counters_.db, now_ms_);
-  app_->set_database(db_.get());
+  session_.app().set_database(db_.get());
   db_->start();
 }
 
@@ -53,42 +53,32 @@ using shard_detail::op_of;
 
 template <typename Backend>
 void Shard<Backend>::poll(std::uint32_t link, std::uint32_t generation, int fd, bool write) {
-  io().poll(fd, write, uring::encode({write ? Op::db_write : Op::db_read, link, generation}));
+  io().poll(fd, write, io::encode({write ? Op::db_write : Op::db_read, link, generation}));
 }
 
 template <typename Backend>
 void Shard<Backend>::send(std::uint32_t link, std::uint32_t generation, int fd, const char* data, std::size_t len) {
-  io().send_from(fd, data, len, uring::encode({Op::db_send, link, generation}));
+  io().send_from(fd, data, len, io::encode({Op::db_send, link, generation}));
 }
 
 template <typename Backend>
 void Shard<Backend>::recv(std::uint32_t link, std::uint32_t generation, int fd, char* data, std::size_t len) {
-  io().receive_into(fd, data, len, uring::encode({Op::db_recv, link, generation}));
+  io().receive_into(fd, data, len, io::encode({Op::db_recv, link, generation}));
 }
 
 template <typename Backend>
 void Shard<Backend>::cancel(std::uint32_t link, std::uint32_t generation, db::Io which) {
-  io().cancel(uring::encode({op_of(which), link, generation}), uring::encode({Op::cancel, shard_slot, 0}));
+  io().cancel(io::encode({op_of(which), link, generation}), io::encode({Op::cancel, shard_slot, 0}));
 }
 
 template <typename Backend>
 void Shard<Backend>::on_result(const db::Waiter& waiter, const db::Result& result) {
-  Connection* found = engine_.find(uring::decode(waiter.tag));
+  Connection* found = engine_.find(io::decode(waiter.tag));
   // Its query keeps it in flight: the slot cannot have been released.
   assert(found != nullptr && found->state != ConnState::free);
   Connection& conn = *found;
   engine_.unpin(conn);
-  if (conn.state != ConnState::open && conn.state != ConnState::draining) {
-    maybe_release(conn);  // the client left: the result is dropped, then the slot freed
-    return;
-  }
-  PendingResponse& r = *static_cast<PendingResponse*>(waiter.response);
-  assert(r.source == BodySource::deferred);
-  Reply reply(r, r.head_only, conn.output->metrics_text, all_shards_);
-  App::answer(result, reply);
-  finish_response(conn, r, reply.content_length(), r.close_after, r.http10_keep_alive);
-  conn.last_activity_ms = now_ms_;
-  mark_dirty(conn);
+  session_.on_db_result(conn, *static_cast<PendingResponse*>(waiter.response), result);
 }
 
 }  // namespace ringhttp::server

@@ -2,12 +2,7 @@
 
 #include "core/epoll/backend.hpp"
 #include "server/shard.ipp"
-#include "server/shard_close.ipp"
 #include "server/shard_db.ipp"
-#include "server/shard_input.ipp"
-#include "server/shard_output.ipp"
-#include "server/shard_respond.ipp"
-#include "server/shard_tls.ipp"
 
 namespace ringhttp::server {
 

@@ -1,20 +1,35 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets in tests/fuzz/ with clang (address and
-# undefined-behaviour sanitizers on) and runs each for a short time: the
-# request parser, its framing scanner alone, POST /echo's body parser, and
-# the bearer-token verifier.
-# Then the hostile-client driver runs against the real server with random
-# seeds for as long, half of the time over HTTP and half over HTTPS, and
-# prints the seed of any failure.
-# Usage: tools/fuzz.sh [seconds per target, default 20] [--no-driver]
-# --no-driver leaves the random-seed driver out (tools/test.sh, whose run
-# must not depend on which seeds it drew; `meson test` runs the driver's
-# fixed seed).
+# undefined-behaviour sanitizers on) and runs each: the request parser, its
+# framing scanner alone, POST /echo's body parser, and the bearer-token
+# verifier.
+#
+# Usage:
+#   tools/fuzz.sh --fixed                  tools/test.sh's run: each target
+#       from its seed corpus alone (a fresh copy), with a fixed -seed and a
+#       fixed number of runs, so it passes or fails the same way every time
+#       and on every machine (about 20 s per target on a 2-CPU VM)
+#   tools/fuzz.sh [SECONDS] [--no-driver]  random seeds: each target for
+#       SECONDS (default 20) with a seed libFuzzer draws, growing its corpus
+#       in build-fuzz/corpus/ from run to run; then the hostile-client driver
+#       against the real server with random seeds for as long, half over
+#       HTTP and half over HTTPS (--no-driver leaves it out). A finding
+#       prints libFuzzer's seed and its input (build-fuzz/TARGET-crash-*).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-seconds=${1:-20}
-run_driver=1
-[[ "${2:-}" == "--no-driver" ]] && run_driver=0
+fixed=0 seconds=20 run_driver=1
+for arg in "$@"; do
+  case "$arg" in
+    --fixed) fixed=1; run_driver=0 ;;
+    --no-driver) run_driver=0 ;;
+    [0-9]*) seconds=$arg ;;
+    *) echo "usage: tools/fuzz.sh --fixed | tools/fuzz.sh [SECONDS] [--no-driver]" >&2; exit 2 ;;
+  esac
+done
+# The fixed run: libFuzzer's seed, and the inputs each target runs (-runs,
+# about 20 s each on a 2-CPU VM, from its inputs per second there).
+FIXED_SEED=20261207
+declare -A FIXED_RUNS=([request_parser]=1000000 [framing_scanner]=300000 [echo_body]=3000000 [jwt]=1000000)
 
 out=build-fuzz
 mkdir -p "$out/corpus/request_parser" "$out/corpus/framing_scanner" "$out/corpus/echo_body" "$out/corpus/jwt"
@@ -69,6 +84,21 @@ seed jwt none '\x01{"alg":"none"}\x00{"sub":"u1"}'
 seed jwt claims '\x01{"alg":"HS256","crit":["x"]}\x00{"sub":"a\\"b","exp":"soon"}'
 
 run() {  # target, corpus, max_len
+  if [[ $fixed == 1 ]]; then
+    # A fresh copy of the seeds: what earlier random runs added to the
+    # corpus must not change what this run tries.
+    local corpus
+    corpus=$(mktemp -d "$out/fixed-$1.XXXXXX")
+    cp "$out/corpus/$2"/* "$corpus/"
+    local rc=0
+    "$out/$1_fuzz" -seed="$FIXED_SEED" -runs="${FIXED_RUNS[$1]}" -max_len="$3" -print_final_stats=1 \
+      -artifact_prefix="$out/$1-" "$corpus" >"$corpus.log" 2>&1 || rc=$?
+    tail -n 12 "$corpus.log"
+    rm -rf "$corpus" "$corpus.log"
+    [[ $rc -eq 0 ]] || { echo "fuzz.sh: $1 found a failure with -seed=$FIXED_SEED (its input: $out/$1-*)" >&2; exit 1; }
+    echo "fuzz.sh: $1 ran ${FIXED_RUNS[$1]} inputs with -seed=$FIXED_SEED without a finding"
+    return
+  fi
   "$out/$1_fuzz" -max_total_time="$seconds" -max_len="$3" -print_final_stats=1 \
     -artifact_prefix="$out/$1-" "$out/corpus/$2" 2>&1 | tail -n 12
   echo "fuzz.sh: $1 ran ${seconds}s without a finding"
@@ -86,7 +116,7 @@ run jwt jwt 2048
 # first). A failure prints its seed, the failing connections' bytes, and how
 # to replay them: hostile_driver [--tls] --seed S [--connection K].
 if [[ $run_driver == 0 ]]; then
-  echo "fuzz.sh: the hostile-client driver's random seeds left out (--no-driver)"
+  echo "fuzz.sh: the hostile-client driver's random seeds left out (meson test runs its fixed seed)"
   exit 0
 fi
 driver_build=build-san

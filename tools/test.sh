@@ -6,22 +6,17 @@ cd "$(dirname "$0")/.."
 
 tools/install-deps.sh
 
-configure() {  # dir, extra meson options...
-  local dir=$1; shift
-  if [[ -d "$dir" ]]; then
-    # meson 1.0's --reconfigure keeps the options the directory had: they
-    # are set again by `meson configure`.
-    meson setup --reconfigure "$dir" >/dev/null
-    meson configure "$dir" "$@" >/dev/null
-  else
-    meson setup "$dir" "$@" >/dev/null
-  fi
-}
+# Every option a run relies on is set on every run: meson 1.0's
+# --reconfigure keeps the options a directory had, so a build/ once made
+# with -Dtests=false (as build-release/ is) would otherwise define no test.
+source tools/meson_setup.sh
 
 # One stream per test (--no-stdsplit), so that a failing test's summary ends
 # its log rather than the servers' start-up notices; on failure, every
 # gtest/assertion failure of the full log is printed too, since meson shows
 # only its last 100 lines.
+# Then tools/suites.py: every suite ran at least one test, and each skip is
+# listed with its reason.
 run_tests() {  # build dir
   local dir=$1
   if ! meson test -C "$dir" --no-stdsplit --print-errorlogs; then
@@ -30,20 +25,29 @@ run_tests() {  # build dir
       "$dir/meson-logs/testlog.txt" | head -400 || true
     return 1
   fi
+  tools/suites.py ran "$dir"
 }
 
-configure build -Dwerror=true
+# The default build, as a user gets it, every suite (the benchmark's too).
+configure build -Dwerror=true -Dtests=true -Dbench=true -Dbuildtype=release -Db_ndebug=false \
+  -Db_sanitize=none -Db_lto=false -Dlto=true -Dallocator=mimalloc
+tools/suites.py defined build  # exactly the suites docs/TESTING.md lists
 ninja -C build
 run_tests build
 
-configure build-san -Dwerror=true -Db_sanitize=address,undefined -Dbuildtype=debug -Db_lundef=false -Dbench=false -Dallocator=system
+# The sanitizers replace malloc, so the system's; the benchmark's suites
+# are left out (-Dbench=false: they measure, and ASan would be measured).
+configure build-san -Dwerror=true -Dtests=true -Dbench=false -Dbuildtype=debug -Db_ndebug=false \
+  -Db_sanitize=address,undefined -Db_lundef=false -Db_lto=false -Dallocator=system
+tools/suites.py defined build-san --sanitizers  # those docs/TESTING.md marks as run under ASan+UBSan
 ninja -C build-san
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   run_tests build-san
 # The request parser (every split of its input), its framing scanner alone,
 # POST /echo's body parser and the token verifier, each fuzzed briefly
-# (libFuzzer, clang).
-# The driver's random seeds are left out here: this run must pass or fail
-# the same way every time, and the driver's fixed seed ran in meson test.
-tools/fuzz.sh 20 --no-driver
-echo "test.sh: all tests passed (plain, ASan+UBSan, and a short fuzz run)"
+# (libFuzzer, clang) with fixed seeds and a fixed number of runs from the
+# seed corpus alone: this run passes or fails the same way every time.
+# `tools/fuzz.sh SECONDS` runs random seeds (docs/TESTING.md#fuzzers).
+tools/fuzz.sh --fixed
+for dir in build build-san; do cat "$dir/meson-logs/skipped.txt"; done
+echo "test.sh: all tests passed (plain, ASan+UBSan, and a fixed-seed fuzz run)"

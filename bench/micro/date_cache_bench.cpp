@@ -1,5 +1,5 @@
 // The Date header line (core/http/date_cache): what a send reads (the
-// cached line, once per send batch in Shard::flush, so at most once per
+// cached line, once per send batch in Session::flush, so at most once per
 // response), and what the shard's 100 ms tick pays (a check of the second,
 // and once a second the formatting of a new line).
 //

@@ -1,4 +1,4 @@
-// Building one send's iovecs: build_send_batch, the loop Shard::flush runs
+// Building one send's iovecs: build_send_batch, the loop Session::flush runs
 // over a connection's output queue (head, Date line, framing tail, body per
 // response; a stream's chunk as iovecs over the pattern block). Queues are
 // filled as the server fills them for /plaintext and /stream.
@@ -32,7 +32,7 @@ namespace heads = ringhttp::server::heads;
 using Queue = OutputQueue<Connection::responses_max>;
 using Iovecs = std::array<iovec, Connection::iovecs_max>;
 
-// What routes.cpp's plaintext() and Shard::finish_response leave in a slot
+// What routes.cpp's plaintext() and Session::finish_response leave in a slot
 // for a keep-alive GET /plaintext.
 void push_plaintext(Queue& out, FramingCache& framing) {
   static constexpr std::string_view body = "Hello, World!";

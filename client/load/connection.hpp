@@ -18,7 +18,7 @@
 
 namespace ringhttp::client {
 
-class WorkerBase;
+class LoadSession;
 
 enum class ConnState : std::uint8_t {
   idle,        // no socket; (re)connects when reconnect_at_ns is due
@@ -31,7 +31,7 @@ enum class ConnState : std::uint8_t {
 // The engine's part (slot, generation, socket, operations in flight, the
 // send's cursor) is the io::Link it derives from.
 struct Connection final : io::Link, http::ResponseEvents {
-  WorkerBase* worker = nullptr;
+  LoadSession* session = nullptr;  // the parsers' callbacks go to it
   std::uint32_t global_index = 0;  // among all workers' connections: the rate model's phase
   ConnState state = ConnState::idle;
   bool connect_failed = false;  // the last attempt failed: back off before the next
@@ -63,7 +63,7 @@ struct Connection final : io::Link, http::ResponseEvents {
   // and the send in flight carries ciphertext from the output area.
   tls::Session tls;
   // https: the session's network side. `wire.out` is the output area
-  // (Worker::tls_out_bytes, allocated with the slot): OpenSSL appends
+  // (LoadSession::tls_out_bytes, allocated with the slot): OpenSSL appends
   // ciphertext to it, and the send in flight carries its first
   // `tls_sending` bytes, which stay put until that send is done. `wire.in`
   // lends a receive's bytes to the session for the length of its reads.
@@ -73,7 +73,7 @@ struct Connection final : io::Link, http::ResponseEvents {
   // Received ciphertext the session could not read yet: reading stopped
   // for room in the output area (to answer a key update, say). It is read
   // once the area's send is done; what arrives meanwhile queues behind it.
-  // Allocated on first need (Worker::tls_held_bytes_max) and kept.
+  // Allocated on first need (LoadSession::tls_held_bytes_max) and kept.
   std::unique_ptr<char[]> tls_held;
   std::uint32_t tls_held_len = 0;
   bool tls_held_eof = false;  // the peer's FIN arrived behind held ciphertext

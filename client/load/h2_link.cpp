@@ -3,7 +3,7 @@
 #include <cassert>
 
 #include "client/load/connection.hpp"
-#include "client/load/worker.hpp"
+#include "client/load/session.hpp"
 
 namespace ringhttp::client {
 
@@ -40,12 +40,12 @@ void H2Link::on_stream_done(void* user, const http2::StreamResult& result) {
   assert(s->in_flight && s >= streams.data() && s < streams.data() + streams.size());
   s->in_flight = false;
   free.push_back(std::uint32_t(s - streams.data()));
-  conn.worker->on_stream_done(conn, *s, result);
+  conn.session->on_stream_done(conn, *s, result);
 }
 
 void H2Link::on_goaway(std::int32_t last_stream_id, std::uint32_t error_code) {
   goaway = true;
-  conn.worker->on_goaway(conn, last_stream_id, error_code);
+  conn.session->on_goaway(conn, last_stream_id, error_code);
 }
 
 }  // namespace ringhttp::client

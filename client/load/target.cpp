@@ -34,26 +34,13 @@ const char* family_name(Family family) {
 
 }  // namespace
 
-std::string parse_url(std::string_view url, Target& out) {
-  out = Target{};
-  if (url.starts_with("http://")) {
-    out.scheme = Scheme::http;
-    url.remove_prefix(7);
-  } else if (url.starts_with("https://")) {
-    out.scheme = Scheme::https;
-    url.remove_prefix(8);
-  } else {
-    return "the URL must start with http:// or https://";
-  }
-  const std::size_t slash = url.find_first_of("/?#");
-  const std::string_view authority = url.substr(0, slash);
-  const std::string_view path = slash == std::string_view::npos ? std::string_view("/") : url.substr(slash);
-  if (path.find('#') != std::string_view::npos) return "a fragment (#...) in the URL is not sent to servers";
-  if (authority.find('@') != std::string_view::npos) return "user info in the URL is not supported";
-  if (authority.empty()) return "the URL has no host";
-  std::string_view host = authority;
-  std::string_view port_text;
-  bool bracketed = false;
+namespace {
+
+// The authority's host and port text: a bracketed IPv6 literal, or a
+// name or IPv4 address with an optional :port.
+std::string split_authority(std::string_view authority, std::string_view& host, std::string_view& port_text,
+                            bool& bracketed) {
+  host = authority;
   if (authority.front() == '[') {
     const std::size_t close = authority.find(']');
     if (close == std::string_view::npos) return "unterminated IPv6 literal in the URL";
@@ -71,11 +58,12 @@ std::string parse_url(std::string_view url, Target& out) {
     if (port_text.empty()) return "empty port in the URL";
   }
   if (host.empty()) return "the URL has no host";
-  const std::uint16_t default_port = out.scheme == Scheme::https ? 443 : 80;
-  out.port = default_port;
-  if (!port_text.empty() && !text::parse_number<std::uint16_t>(port_text, 1, 65535, out.port)) {
-    return "bad port '" + std::string(port_text) + "' (1..65535)";
-  }
+  return {};
+}
+
+// The host as an address literal (its one address, with out.port) or a
+// name to resolve later, checked byte by byte.
+std::string take_host(std::string_view host, bool bracketed, Target& out) {
   net::Address literal;
   if (bracketed) {
     if (!net::parse_address(host, out.port, literal) || literal.family() != AF_INET6) {
@@ -93,6 +81,38 @@ std::string parse_url(std::string_view url, Target& out) {
     }
   }
   out.host = out.host_is_literal ? std::string(host) : lower(host);
+  return {};
+}
+
+}  // namespace
+
+std::string parse_url(std::string_view url, Target& out) {
+  out = Target{};
+  if (url.starts_with("http://")) {
+    out.scheme = Scheme::http;
+    url.remove_prefix(7);
+  } else if (url.starts_with("https://")) {
+    out.scheme = Scheme::https;
+    url.remove_prefix(8);
+  } else {
+    return "the URL must start with http:// or https://";
+  }
+  const std::size_t slash = url.find_first_of("/?#");
+  const std::string_view authority = url.substr(0, slash);
+  const std::string_view path = slash == std::string_view::npos ? std::string_view("/") : url.substr(slash);
+  if (path.find('#') != std::string_view::npos) return "a fragment (#...) in the URL is not sent to servers";
+  if (authority.find('@') != std::string_view::npos) return "user info in the URL is not supported";
+  if (authority.empty()) return "the URL has no host";
+  std::string_view host;
+  std::string_view port_text;
+  bool bracketed = false;
+  if (std::string e = split_authority(authority, host, port_text, bracketed); !e.empty()) return e;
+  const std::uint16_t default_port = out.scheme == Scheme::https ? 443 : 80;
+  out.port = default_port;
+  if (!port_text.empty() && !text::parse_number<std::uint16_t>(port_text, 1, 65535, out.port)) {
+    return "bad port '" + std::string(port_text) + "' (1..65535)";
+  }
+  if (std::string e = take_host(host, bracketed, out); !e.empty()) return e;
   // Host carries the URL's host (brackets kept) and its port unless it is
   // the scheme's default, as curl and browsers write it.
   // Appended, not "[" + host: GCC 12 warns falsely (-Wrestrict) on that.

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cinttypes>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -339,22 +338,13 @@ std::string differing_option(const Shard& a, const Shard& b) {
 
 std::string merge_flags_markdown() { return cli::markdown(merge_program); }
 
-int merge_main(int argc, char** argv) {
-  MergeOptions options;
-  switch (cli::parse(merge_program, argc, argv, options)) {
-    case cli::Outcome::run: break;
-    case cli::Outcome::exit_ok: return 0;
-    case cli::Outcome::exit_usage: return 2;
-  }
-  const bool json = options.json;
-  const std::string& hdr_out = options.hdr_out;
-  const std::vector<Threshold>& thresholds = options.thresholds;
-  const std::uint64_t interval_ns = options.threshold_interval_ns;
-  const std::vector<std::string>& paths = options.paths;
-  simdjson::dom::parser parser;
-  std::vector<Shard> shards(paths.size());
-  Histogram latency, uncorrected;
-  bool reports = false, logs = false;
+namespace {
+
+// Reads every file given: reports or interval logs, never both.
+std::string read_inputs(const std::vector<std::string>& paths, simdjson::dom::parser& parser,
+                        std::vector<Shard>& shards, Histogram& latency, Histogram& uncorrected, bool& reports,
+                        bool& logs) {
+  shards.resize(paths.size());
   for (std::size_t i = 0; i < paths.size(); ++i) {
     Shard& s = shards[i];
     s.path = paths[i];
@@ -364,218 +354,273 @@ int merge_main(int argc, char** argv) {
       (report ? reports : logs) = true;
       e = report ? read_report(s.path, s.text, parser, s, latency, uncorrected) : read_log(s.path, parser, s, latency);
     }
-    if (!e.empty()) {
-      std::fprintf(stderr, "client merge: %s\n", e.c_str());
-      return 2;
-    }
+    if (!e.empty()) return e;
   }
-  if (reports && logs) {
-    std::fprintf(stderr, "client merge: reports and interval logs given together: merge the one or the other\n");
-    return 2;
+  if (reports && logs) return "reports and interval logs given together: merge the one or the other";
+  return {};
+}
+
+// What the inputs cannot answer: a report's seconds, a log's errors.
+std::string refuse_unanswerable(const MergeOptions& options, bool reports, bool logs) {
+  if (reports && options.threshold_interval_ns > 0) {
+    return "--threshold-interval needs the runs' --hdr-log files: a report holds its whole window, not its seconds";
   }
-  if (reports && interval_ns > 0) {
-    std::fprintf(stderr,
-                 "client merge: --threshold-interval needs the runs' --hdr-log files: a report holds its whole "
-                 "window, not its seconds\n");
-    return 2;
-  }
-  for (const Threshold& t : thresholds) {
+  for (const Threshold& t : options.thresholds) {
     if (logs && (t.metric == Threshold::Metric::errors || t.metric == Threshold::Metric::status)) {
-      std::fprintf(stderr,
-                   "client merge: threshold %s: interval logs hold the latency only; merge the --json reports "
-                   "for errors and statuses\n",
-                   t.text.c_str());
-      return 2;
+      return "threshold " + t.text +
+             ": interval logs hold the latency only; merge the --json reports for errors and statuses";
     }
   }
-  // One run, split: the same options, the same shard count, each shard
-  // once. Logs written without ringhttp's run comment (another tool's) can
-  // be checked for none of it: merged as given, and said so.
+  return {};
+}
+
+// One run, split: the same options, the same shard count, each shard
+// once. Logs written without ringhttp's run comment (another tool's) can
+// be checked for none of it: merged as given (`checked` false), and said so.
+std::string check_one_run(const std::vector<Shard>& shards, bool logs, bool& checked) {
   const Shard& first = shards.front();
-  const bool checked = std::all_of(shards.begin(), shards.end(), [](const Shard& s) { return s.has_run; });
+  checked = std::all_of(shards.begin(), shards.end(), [](const Shard& s) { return s.has_run; });
   if (!checked && std::any_of(shards.begin(), shards.end(), [](const Shard& s) { return s.has_run; })) {
-    std::fprintf(stderr, "client merge: some logs carry ringhttp's run comment and some do not: not one run\n");
-    return 2;
+    return "some logs carry ringhttp's run comment and some do not: not one run";
   }
+  if (!checked) return {};
   std::map<std::uint64_t, const Shard*> by_index;
   for (const Shard& s : shards) {
-    if (!checked) break;
     if (s.options != first.options) {
-      std::fprintf(stderr, "client merge: %s and %s are %s of different runs: they differ in %s\n",
-                   first.path.c_str(), s.path.c_str(), logs ? "logs" : "reports", differing_option(first, s).c_str());
-      return 2;
+      return first.path + " and " + s.path + " are " + (logs ? "logs" : "reports") +
+             " of different runs: they differ in " + differing_option(first, s);
     }
     if (s.count != first.count) {
-      std::fprintf(stderr, "client merge: %s is shard %" PRIu64 "/%" PRIu64 ", %s of /%" PRIu64 "\n",
-                   s.path.c_str(), s.index, s.count, first.path.c_str(), first.count);
-      return 2;
+      return s.path + " is shard " + std::to_string(s.index) + "/" + std::to_string(s.count) + ", " + first.path +
+             " of /" + std::to_string(first.count);
     }
     if (const auto [it, fresh] = by_index.emplace(s.index, &s); !fresh) {
-      std::fprintf(stderr, "client merge: shard %" PRIu64 "/%" PRIu64 " twice: %s and %s\n", s.index, s.count,
-                   it->second->path.c_str(), s.path.c_str());
-      return 2;
+      return "shard " + std::to_string(s.index) + "/" + std::to_string(s.count) + " twice: " + it->second->path +
+             " and " + s.path;
     }
   }
   std::string missing;
-  for (std::uint64_t i = 0; checked && i < first.count; ++i) {
+  for (std::uint64_t i = 0; i < first.count; ++i) {
     if (by_index.count(i) == 0) missing += (missing.empty() ? "" : ", ") + std::to_string(i);
   }
-  if (!missing.empty()) {
-    std::fprintf(stderr, "client merge: shards %s of %" PRIu64 " are missing\n", missing.c_str(), first.count);
-    return 2;
-  }
+  if (!missing.empty()) return "shards " + missing + " of " + std::to_string(first.count) + " are missing";
+  return {};
+}
 
+// What the shards add up to.
+struct Merged {
   std::uint64_t requests = 0, bytes = 0, reconnects = 0, connections = 0, tls_handshakes = 0, tls_resumed = 0;
   const Shard* tls = nullptr;  // the first https shard that agreed a protocol, for its name and cipher
   bool https = false;
   bool http2 = false;
   H2Counts h2;
   std::array<std::uint64_t, error_classes> errors{};
+  std::uint64_t error_total = 0;
   StatusCounts statuses{};
   io::SyscallCounts syscalls;
-  bool all_syscalls = true;  // every shard counted them
+  bool all_syscalls = true;             // every shard counted them
   std::uint64_t batch_wait_us_max = 0;  // the longest window of any shard
   double start = 1e300, end = 0, last_start = 0, cpu_us = 0;
+  double window_s = 0, rps = 0;
   bool ok = true;
-  std::string hosts;
+  std::string hosts;  // the reports' hosts, in order, each once
   std::set<std::string> seen_hosts;
-  for (const Shard& s : shards) {
-    requests += s.requests;
-    bytes += s.bytes;
-    reconnects += s.reconnects;
-    connections += s.connections;
-    https = https || s.tls;
-    tls_handshakes += s.tls_handshakes;
-    tls_resumed += s.tls_resumed;
-    if (tls == nullptr && !s.tls_protocol.empty()) tls = &s;
-    http2 = http2 || s.http2;
-    h2.merge(s.h2);
-    for (std::size_t i = 0; i < error_classes; ++i) errors[i] += s.errors[i];
-    for (std::size_t i = 0; i < status_classes; ++i) statuses[i] += s.statuses[i];
-    syscalls.merge(s.syscalls);
-    all_syscalls = all_syscalls && s.has_syscalls;
-    batch_wait_us_max = std::max(batch_wait_us_max, s.batch_wait_us_max);
-    start = std::min(start, s.window_start_unix_s);
-    last_start = std::max(last_start, s.window_start_unix_s);
-    end = std::max(end, s.window_start_unix_s + s.duration_s);
-    cpu_us += s.client_cpu_us * double(s.requests);
-    ok = ok && s.ok;
-    if (reports && seen_hosts.insert(s.host).second) hosts += (hosts.empty() ? "" : ", ") + s.host;
-  }
-  const double window_s = end - start;
-  const double rps = window_s > 0 ? double(requests) / window_s : 0;
-  std::uint64_t error_total = 0;
-  for (const std::uint64_t e : errors) error_total += e;
-  ok = ok && error_total == 0 && requests > 0;
-  const bool rate_mode = first.rate > 0 && reports;  // a log holds the corrected latency only
-  std::vector<IntervalFailure> interval_failures;
-  if (interval_ns > 0) {
-    if (const std::string e = judge_log_intervals(shards, start, end, double(interval_ns / 1'000'000'000),
-                                                  thresholds, interval_failures);
-        !e.empty()) {
-      std::fprintf(stderr, "client merge: %s\n", e.c_str());
-      return 2;
-    }
-  }
+};
 
-  std::string text = "ringhttp client merge: " + std::to_string(shards.size()) +
-                     (reports ? " reports from " + hosts : std::string(" interval logs")) + "\n";
-  if (checked) {
-    text += first.method + " " + first.url + ": " + std::to_string(connections) + " connections, " +
+Merged add_up(const std::vector<Shard>& shards, bool reports) {
+  Merged m;
+  for (const Shard& s : shards) {
+    m.requests += s.requests;
+    m.bytes += s.bytes;
+    m.reconnects += s.reconnects;
+    m.connections += s.connections;
+    m.https = m.https || s.tls;
+    m.tls_handshakes += s.tls_handshakes;
+    m.tls_resumed += s.tls_resumed;
+    if (m.tls == nullptr && !s.tls_protocol.empty()) m.tls = &s;
+    m.http2 = m.http2 || s.http2;
+    m.h2.merge(s.h2);
+    for (std::size_t i = 0; i < error_classes; ++i) m.errors[i] += s.errors[i];
+    for (std::size_t i = 0; i < status_classes; ++i) m.statuses[i] += s.statuses[i];
+    m.syscalls.merge(s.syscalls);
+    m.all_syscalls = m.all_syscalls && s.has_syscalls;
+    m.batch_wait_us_max = std::max(m.batch_wait_us_max, s.batch_wait_us_max);
+    m.start = std::min(m.start, s.window_start_unix_s);
+    m.last_start = std::max(m.last_start, s.window_start_unix_s);
+    m.end = std::max(m.end, s.window_start_unix_s + s.duration_s);
+    m.cpu_us += s.client_cpu_us * double(s.requests);
+    m.ok = m.ok && s.ok;
+    if (reports && m.seen_hosts.insert(s.host).second) m.hosts += (m.hosts.empty() ? "" : ", ") + s.host;
+  }
+  m.window_s = m.end - m.start;
+  m.rps = m.window_s > 0 ? double(m.requests) / m.window_s : 0;
+  for (const std::uint64_t e : m.errors) m.error_total += e;
+  m.ok = m.ok && m.error_total == 0 && m.requests > 0;
+  return m;
+}
+
+// What a merge reads and finds, for its report.
+struct MergeView {
+  const std::vector<Shard>& shards;
+  const Merged& m;
+  const Histogram& latency;
+  const Histogram& uncorrected;
+  bool reports = false;
+  bool checked = false;
+  bool rate_mode = false;  // a log holds the corrected latency only
+};
+
+// The report's text, up to its thresholds.
+std::string merged_text(const MergeView& v) {
+  const Shard& first = v.shards.front();
+  const Merged& m = v.m;
+  std::string text = "ringhttp client merge: " + std::to_string(v.shards.size()) +
+                     (v.reports ? " reports from " + m.hosts : std::string(" interval logs")) + "\n";
+  if (v.checked) {
+    text += first.method + " " + first.url + ": " + std::to_string(m.connections) + " connections, " +
             (first.protocol == "http/1.1"
                  ? "pipeline " + std::to_string(first.pipeline)
                  : first.protocol + ", " + std::to_string(first.max_streams) + " streams per connection") +
-            (first.rate > 0 ? ", rate " + std::to_string(first.rate) + "/s" : "") +
-            "\n";
+            (first.rate > 0 ? ", rate " + std::to_string(first.rate) + "/s" : "") + "\n";
   } else {
     text += "  note: the logs carry no ringhttp run comment: their runs, shards and options are not checked\n";
   }
-  text += "  requests    " + std::to_string(requests) + " in " + fmt("%.2f", window_s) +
-          "s (the first shard's start to the last one's end; starts " + fmt("%.3f", last_start - start) +
+  text += "  requests    " + std::to_string(m.requests) + " in " + fmt("%.2f", m.window_s) +
+          "s (the first shard's start to the last one's end; starts " + fmt("%.3f", m.last_start - m.start) +
           " s apart)\n";
-  text += "  requests/s  " + fmt("%.1f", rps) + "\n";
-  text += report_latency_row("latency", latency);
-  if (rate_mode) text += report_latency_row("uncorrected", uncorrected);
-  if (reports) {
-    text += "  bytes/s     " + fmt("%.0f", window_s > 0 ? double(bytes) / window_s : 0) + " (" +
-            std::to_string(bytes) + " bytes)\n";
-    text += "  errors     ";
-    for (std::size_t i = 0; i < error_classes; ++i) {
-      text += std::string(" ") + error_name(ErrorClass(i)) + " " + std::to_string(errors[i]);
-    }
-    text += "\n  reconnects  " + std::to_string(reconnects) + "\n";
-    if (https) {
-      text += "  tls         " + (tls ? tls->tls_protocol + " " + tls->tls_cipher : std::string("(no handshake)")) +
-              ", " + std::to_string(tls_handshakes) + " handshakes in the window (" + std::to_string(tls_resumed) +
-              " resumed)\n";
-    }
-    if (http2) text += report_http2_row(std::uint32_t(first.max_streams), h2);
-    text += report_statuses_row(statuses);
-    if (all_syscalls) text += report_syscalls_row(syscalls, requests);
-    if (!first.batch_wait.empty()) text += report_batch_wait_row(first.batch_wait, batch_wait_us_max);
-    text += "  client CPU  " + fmt("%.2f", requests > 0 ? cpu_us / double(requests) : 0) + " us/request (all shards)\n";
-  } else {
-    text += "  note: interval logs hold the latency only: bytes, errors and statuses are in the --json reports\n";
+  text += "  requests/s  " + fmt("%.1f", m.rps) + "\n";
+  text += report_latency_row("latency", v.latency);
+  if (v.rate_mode) text += report_latency_row("uncorrected", v.uncorrected);
+  if (!v.reports) {
+    return text + "  note: interval logs hold the latency only: bytes, errors and statuses are in the --json reports\n";
   }
-  const Measured measured{&latency, error_total, requests, rps, &statuses};
-  bool thresholds_met = true;
-  text += thresholds_text(thresholds, measured, thresholds_met, interval_failures);
-  std::fputs(text.c_str(), json ? stderr : stdout);
+  text += "  bytes/s     " + fmt("%.0f", m.window_s > 0 ? double(m.bytes) / m.window_s : 0) + " (" +
+          std::to_string(m.bytes) + " bytes)\n";
+  text += "  errors     ";
+  for (std::size_t i = 0; i < error_classes; ++i) {
+    text += std::string(" ") + error_name(ErrorClass(i)) + " " + std::to_string(m.errors[i]);
+  }
+  text += "\n  reconnects  " + std::to_string(m.reconnects) + "\n";
+  if (m.https) {
+    text += "  tls         " + (m.tls ? m.tls->tls_protocol + " " + m.tls->tls_cipher : std::string("(no handshake)")) +
+            ", " + std::to_string(m.tls_handshakes) + " handshakes in the window (" + std::to_string(m.tls_resumed) +
+            " resumed)\n";
+  }
+  if (m.http2) text += report_http2_row(std::uint32_t(first.max_streams), m.h2);
+  text += report_statuses_row(m.statuses);
+  if (m.all_syscalls) text += report_syscalls_row(m.syscalls, m.requests);
+  if (!first.batch_wait.empty()) text += report_batch_wait_row(first.batch_wait, m.batch_wait_us_max);
+  text += "  client CPU  " + fmt("%.2f", m.requests > 0 ? m.cpu_us / double(m.requests) : 0) +
+          " us/request (all shards)\n";
+  return text;
+}
 
-  if (json) {
-    std::string out = "{\"merged\":true,\"source\":\"" + std::string(reports ? "reports" : "hdr-log") +
-                      "\",\"shards\":" + std::to_string(shards.size()) + ",\"hosts\":[";
-    bool comma = false;
-    for (const std::string& h : seen_hosts) {
-      out += (comma ? "," : "") + report_json_escape(h);
-      comma = true;
-    }
-    out += "],\"options\":" + (checked ? first.options_json : std::string("null"));
-    out += ",\"requests\":" + std::to_string(requests) + ",\"duration_s\":" + fmt("%.6f", window_s) +
-           ",\"requests_per_s\":" + fmt("%.3f", rps) + ",\"window_start_unix_s\":" + fmt("%.6f", start) +
-           ",\"start_skew_s\":" + fmt("%.6f", last_start - start);
-    out += ",\"latency_us\":" + report_latency_json(latency);
-    out += ",\"latency_uncorrected_us\":" + (rate_mode ? report_latency_json(uncorrected) : std::string("null"));
-    if (reports) {
-      out += ",\"bytes\":" + std::to_string(bytes) + ",\"errors\":{";
-      for (std::size_t i = 0; i < error_classes; ++i) {
-        out += std::string(i == 0 ? "" : ",") + "\"" + error_name(ErrorClass(i)) + "\":" + std::to_string(errors[i]);
-      }
-      out += "},\"errors_total\":" + std::to_string(error_total) + ",\"reconnects\":" + std::to_string(reconnects);
-      out += ",\"tls\":" +
-             (!https ? std::string("null")
-                     : "{\"protocol\":" + report_json_escape(tls ? tls->tls_protocol : "") +
-                           ",\"cipher\":" + report_json_escape(tls ? tls->tls_cipher : "") +
-                           ",\"handshakes\":" + std::to_string(tls_handshakes) +
-                           ",\"resumed\":" + std::to_string(tls_resumed) + "}");
-      out += ",\"http2\":" + (http2 ? report_http2_json(h2) : std::string("null"));
-      out += ",\"statuses\":" + report_statuses_json(statuses);
-      out += ",\"syscalls\":" + (all_syscalls ? report_syscalls_json(syscalls, requests) : std::string("null"));
-      out += ",\"batch_wait_us_max\":" +
-             (first.batch_wait.empty() ? std::string("null") : std::to_string(batch_wait_us_max));
-      out += ",\"client_cpu_us_per_request\":" + fmt("%.4f", requests > 0 ? cpu_us / double(requests) : 0);
-    } else {  // not in a log: unknown, not zero
-      out += ",\"bytes\":null,\"errors\":null,\"errors_total\":null,\"reconnects\":null,\"tls\":null,\"http2\":null,"
-             "\"statuses\":null,"
-             "\"syscalls\":null,\"batch_wait_us_max\":null,"
-             "\"client_cpu_us_per_request\":null";
-    }
-    out += ",\"histograms\":{\"unit\":\"ns\",\"latency\":" + report_json_escape(base64(compress_v2(latency))) +
-           ",\"uncorrected\":" +
-           (rate_mode ? report_json_escape(base64(compress_v2(uncorrected))) : std::string("null")) + "}";
-    out += ",\"thresholds\":" + thresholds_json(thresholds, measured, interval_failures);
-    out += ",\"threshold_interval_s\":" + std::to_string(interval_ns / 1'000'000'000);
-    out += std::string(",\"thresholds_met\":") + (thresholds_met ? "true" : "false");
-    out += std::string(",\"ok\":") + (ok ? "true" : "false") + "}\n";
-    std::fputs(out.c_str(), stdout);
+// The report's counts in JSON: null where the inputs (logs) hold none.
+std::string merged_counts_json(const MergeView& v) {
+  const Merged& m = v.m;
+  const Shard& first = v.shards.front();
+  if (!v.reports) {  // not in a log: unknown, not zero
+    return ",\"bytes\":null,\"errors\":null,\"errors_total\":null,\"reconnects\":null,\"tls\":null,\"http2\":null,"
+           "\"statuses\":null,"
+           "\"syscalls\":null,\"batch_wait_us_max\":null,"
+           "\"client_cpu_us_per_request\":null";
   }
-  if (!hdr_out.empty()) {
-    if (const std::string error = write_hgrm_file(hdr_out, latency); !error.empty()) {
+  std::string out = ",\"bytes\":" + std::to_string(m.bytes) + ",\"errors\":{";
+  for (std::size_t i = 0; i < error_classes; ++i) {
+    out += std::string(i == 0 ? "" : ",") + "\"" + error_name(ErrorClass(i)) + "\":" + std::to_string(m.errors[i]);
+  }
+  out += "},\"errors_total\":" + std::to_string(m.error_total) + ",\"reconnects\":" + std::to_string(m.reconnects);
+  out += ",\"tls\":" +
+         (!m.https ? std::string("null")
+                   : "{\"protocol\":" + report_json_escape(m.tls ? m.tls->tls_protocol : "") +
+                         ",\"cipher\":" + report_json_escape(m.tls ? m.tls->tls_cipher : "") +
+                         ",\"handshakes\":" + std::to_string(m.tls_handshakes) +
+                         ",\"resumed\":" + std::to_string(m.tls_resumed) + "}");
+  out += ",\"http2\":" + (m.http2 ? report_http2_json(m.h2) : std::string("null"));
+  out += ",\"statuses\":" + report_statuses_json(m.statuses);
+  out += ",\"syscalls\":" + (m.all_syscalls ? report_syscalls_json(m.syscalls, m.requests) : std::string("null"));
+  out += ",\"batch_wait_us_max\":" +
+         (first.batch_wait.empty() ? std::string("null") : std::to_string(m.batch_wait_us_max));
+  out += ",\"client_cpu_us_per_request\":" + fmt("%.4f", m.requests > 0 ? m.cpu_us / double(m.requests) : 0);
+  return out;
+}
+
+// The report in JSON (--json), thresholds judged.
+std::string merged_json(const MergeView& v, const MergeOptions& options, const Measured& measured,
+                        const std::vector<IntervalFailure>& interval_failures, bool thresholds_met) {
+  const Merged& m = v.m;
+  std::string out = "{\"merged\":true,\"source\":\"" + std::string(v.reports ? "reports" : "hdr-log") +
+                    "\",\"shards\":" + std::to_string(v.shards.size()) + ",\"hosts\":[";
+  bool comma = false;
+  for (const std::string& h : m.seen_hosts) {
+    out += (comma ? "," : "") + report_json_escape(h);
+    comma = true;
+  }
+  out += "],\"options\":" + (v.checked ? v.shards.front().options_json : std::string("null"));
+  out += ",\"requests\":" + std::to_string(m.requests) + ",\"duration_s\":" + fmt("%.6f", m.window_s) +
+         ",\"requests_per_s\":" + fmt("%.3f", m.rps) + ",\"window_start_unix_s\":" + fmt("%.6f", m.start) +
+         ",\"start_skew_s\":" + fmt("%.6f", m.last_start - m.start);
+  out += ",\"latency_us\":" + report_latency_json(v.latency);
+  out += ",\"latency_uncorrected_us\":" + (v.rate_mode ? report_latency_json(v.uncorrected) : std::string("null"));
+  out += merged_counts_json(v);
+  out += ",\"histograms\":{\"unit\":\"ns\",\"latency\":" + report_json_escape(base64(compress_v2(v.latency))) +
+         ",\"uncorrected\":" +
+         (v.rate_mode ? report_json_escape(base64(compress_v2(v.uncorrected))) : std::string("null")) + "}";
+  out += ",\"thresholds\":" + thresholds_json(options.thresholds, measured, interval_failures);
+  out += ",\"threshold_interval_s\":" + std::to_string(options.threshold_interval_ns / 1'000'000'000);
+  out += std::string(",\"thresholds_met\":") + (thresholds_met ? "true" : "false");
+  out += std::string(",\"ok\":") + (m.ok ? "true" : "false") + "}\n";
+  return out;
+}
+
+int refuse(const std::string& error) {
+  std::fprintf(stderr, "client merge: %s\n", error.c_str());
+  return 2;
+}
+
+}  // namespace
+
+int merge_main(int argc, char** argv) {
+  MergeOptions options;
+  switch (cli::parse(merge_program, argc, argv, options)) {
+    case cli::Outcome::run: break;
+    case cli::Outcome::exit_ok: return 0;
+    case cli::Outcome::exit_usage: return 2;
+  }
+  simdjson::dom::parser parser;
+  std::vector<Shard> shards;
+  Histogram latency, uncorrected;
+  bool reports = false, logs = false, checked = false;
+  if (std::string e = read_inputs(options.paths, parser, shards, latency, uncorrected, reports, logs); !e.empty()) {
+    return refuse(e);
+  }
+  if (std::string e = refuse_unanswerable(options, reports, logs); !e.empty()) return refuse(e);
+  if (std::string e = check_one_run(shards, logs, checked); !e.empty()) return refuse(e);
+  const Merged m = add_up(shards, reports);
+  const MergeView view{shards, m, latency, uncorrected, reports, checked, shards.front().rate > 0 && reports};
+  std::vector<IntervalFailure> interval_failures;
+  if (const std::uint64_t interval_ns = options.threshold_interval_ns; interval_ns > 0) {
+    if (std::string e = judge_log_intervals(shards, m.start, m.end, double(interval_ns / 1'000'000'000),
+                                            options.thresholds, interval_failures);
+        !e.empty()) {
+      return refuse(e);
+    }
+  }
+  const Measured measured{&latency, m.error_total, m.requests, m.rps, &m.statuses};
+  bool thresholds_met = true;
+  std::string text = merged_text(view);
+  text += thresholds_text(options.thresholds, measured, thresholds_met, interval_failures);
+  std::fputs(text.c_str(), options.json ? stderr : stdout);
+  if (options.json) {
+    std::fputs(merged_json(view, options, measured, interval_failures, thresholds_met).c_str(), stdout);
+  }
+  if (!options.hdr_out.empty()) {
+    if (const std::string error = write_hgrm_file(options.hdr_out, latency); !error.empty()) {
       std::fprintf(stderr, "client merge: %s\n", error.c_str());
       return 1;
     }
   }
-  if (!ok) return 1;
+  if (!m.ok) return 1;
   return thresholds_met ? 0 : 3;
 }
 

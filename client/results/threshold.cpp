@@ -26,36 +26,35 @@ std::string number(double v) {
 
 }  // namespace
 
-std::optional<Threshold> parse_threshold(std::string_view text, std::string& error) {
-  Threshold t;
-  t.text = std::string(text);
-  const std::size_t op_at = text.find_first_of("<>=");
-  if (op_at == std::string_view::npos || op_at == 0) {
-    error = "threshold '" + t.text + "': expected METRIC OP VALUE, e.g. p99<=5ms or errors==0";
-    return std::nullopt;
-  }
-  const std::string_view metric = text.substr(0, op_at);
-  std::string_view rest = text.substr(op_at);
+namespace {
+
+// The operator at the start of `rest`, which is then past it; false when
+// there is none.
+bool take_op(std::string_view& rest, Threshold::Op& op) {
   if (rest.starts_with("<=")) {
-    t.op = Threshold::Op::le;
+    op = Threshold::Op::le;
   } else if (rest.starts_with(">=")) {
-    t.op = Threshold::Op::ge;
+    op = Threshold::Op::ge;
   } else if (rest.starts_with("==")) {
-    t.op = Threshold::Op::eq;
+    op = Threshold::Op::eq;
   } else if (rest.starts_with("<")) {
-    t.op = Threshold::Op::lt;
+    op = Threshold::Op::lt;
   } else if (rest.starts_with(">")) {
-    t.op = Threshold::Op::gt;
+    op = Threshold::Op::gt;
   } else {
-    error = "threshold '" + t.text + "': the operator is one of < <= > >= ==";
-    return std::nullopt;
+    return false;
   }
-  rest.remove_prefix(t.op == Threshold::Op::lt || t.op == Threshold::Op::gt ? 1 : 2);
+  rest.remove_prefix(op == Threshold::Op::lt || op == Threshold::Op::gt ? 1 : 2);
+  return true;
+}
+
+// The metric's name into t.metric (and its percentile or status class);
+// what is wrong with it, or "".
+std::string take_metric(std::string_view metric, Threshold& t) {
   if (metric.size() > 1 && metric[0] == 'p') {
     t.metric = Threshold::Metric::percentile;
     if (!parse_double(metric.substr(1), t.percentile) || t.percentile > 100) {
-      error = "threshold '" + t.text + "': a percentile is p0 to p100, e.g. p99.9";
-      return std::nullopt;
+      return "a percentile is p0 to p100, e.g. p99.9";
     }
   } else if (metric == "max") {
     t.metric = Threshold::Metric::max;
@@ -72,30 +71,46 @@ std::optional<Threshold> parse_threshold(std::string_view text, std::string& err
     t.metric = Threshold::Metric::status;
     t.status_class = std::uint8_t(metric[7] - '0');
   } else {
-    error = "threshold '" + t.text + "': unknown metric '" + std::string(metric) +
-            "' (pN, max, mean, errors, rps, requests, status_1xx .. status_5xx)";
-    return std::nullopt;
+    return "unknown metric '" + std::string(metric) + "' (pN, max, mean, errors, rps, requests, status_1xx .. status_5xx)";
   }
-  if (is_latency(t.metric)) {
-    // A latency takes its unit: ns, us, ms or s.
-    struct Unit {
-      const char* suffix;
-      double ns;
-    };
-    constexpr Unit units[] = {{"ns", 1}, {"us", 1e3}, {"ms", 1e6}, {"s", 1e9}};
-    for (const Unit& u : units) {
-      if (rest.ends_with(u.suffix) && parse_double(rest.substr(0, rest.size() - std::string_view(u.suffix).size()), t.value)) {
-        t.value *= u.ns;
-        return t;
-      }
+  return {};
+}
+
+// A latency's value with its unit (ns, us, ms or s), in nanoseconds.
+bool take_latency(std::string_view rest, double& ns_out) {
+  struct Unit {
+    const char* suffix;
+    double ns;
+  };
+  constexpr Unit units[] = {{"ns", 1}, {"us", 1e3}, {"ms", 1e6}, {"s", 1e9}};
+  for (const Unit& u : units) {
+    if (rest.ends_with(u.suffix) && parse_double(rest.substr(0, rest.size() - std::string_view(u.suffix).size()), ns_out)) {
+      ns_out *= u.ns;
+      return true;
     }
-    error = "threshold '" + t.text + "': a latency takes a unit (ns, us, ms, s), e.g. p99<=5ms";
-    return std::nullopt;
   }
-  if (!parse_double(rest, t.value)) {
-    error = "threshold '" + t.text + "': the value is a number, e.g. errors==0 or rps>=100000";
+  return false;
+}
+
+}  // namespace
+
+std::optional<Threshold> parse_threshold(std::string_view text, std::string& error) {
+  Threshold t;
+  t.text = std::string(text);
+  const auto refuse = [&](const std::string& why) {
+    error = "threshold '" + t.text + "': " + why;
     return std::nullopt;
+  };
+  const std::size_t op_at = text.find_first_of("<>=");
+  if (op_at == std::string_view::npos || op_at == 0) return refuse("expected METRIC OP VALUE, e.g. p99<=5ms or errors==0");
+  std::string_view rest = text.substr(op_at);
+  if (!take_op(rest, t.op)) return refuse("the operator is one of < <= > >= ==");
+  if (std::string e = take_metric(text.substr(0, op_at), t); !e.empty()) return refuse(e);
+  if (is_latency(t.metric)) {
+    if (take_latency(rest, t.value)) return t;
+    return refuse("a latency takes a unit (ns, us, ms, s), e.g. p99<=5ms");
   }
+  if (!parse_double(rest, t.value)) return refuse("the value is a number, e.g. errors==0 or rps>=100000");
   return t;
 }
 

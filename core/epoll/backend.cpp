@@ -17,22 +17,23 @@
 #include <cstring>
 #include <ctime>
 
-#include "core/uring/user_data.hpp"
+#include "core/io/backend.hpp"
+#include "core/io/user_data.hpp"
 
 namespace ringhttp::epoll {
 namespace {
 
-using uring::Op;
+using io::Op;
 
 // What an event is for, in the user_data layout: a connection's socket
 // (Op::recv), the listener (Op::accept), the tick's timer, the wake's
 // eventfd, or a database connection's socket (Op::db_read).
 std::uint64_t event_data(std::uint32_t slot, std::uint32_t generation, Op kind = Op::recv) {
-  return uring::encode({kind, slot, generation});
+  return io::encode({kind, slot, generation});
 }
 
 constexpr std::uint32_t buffer_flags(std::uint16_t id) {
-  return IORING_CQE_F_BUFFER | (std::uint32_t(id) << IORING_CQE_BUFFER_SHIFT);
+  return io::completion_flags::buffer | (std::uint32_t(id) << io::completion_flags::buffer_id_shift);
 }
 
 }  // namespace
@@ -85,7 +86,7 @@ void Backend::close_accepted(int fd) {
 }
 
 Backend::Socket& Backend::socket_of(std::uint64_t tag) {
-  const std::uint32_t slot = uring::decode(tag).slot;
+  const std::uint32_t slot = io::decode(tag).slot;
   assert(slot < sockets_.size());
   return sockets_[slot];
 }
@@ -117,7 +118,7 @@ void Backend::complete(std::uint64_t tag, std::int32_t res, std::uint32_t flags)
 }
 
 void Backend::connect(int fd, const net::Address& address, std::uint64_t tag) {
-  const uring::Tag t = uring::decode(tag);
+  const io::Tag t = io::decode(tag);
   Socket& s = socket_of(tag);
   const bool in_ready = s.in_ready;
   s = Socket{};
@@ -136,7 +137,7 @@ void Backend::connect(int fd, const net::Address& address, std::uint64_t tag) {
 }
 
 bool Backend::receive(int fd, std::uint64_t tag, bool multishot) {
-  const uring::Tag t = uring::decode(tag);
+  const io::Tag t = io::decode(tag);
   Socket& s = socket_of(tag);
   if (s.fd != fd || s.generation != t.generation) {
     // A socket not connected here (the server's, accepted): added now.
@@ -152,19 +153,19 @@ bool Backend::receive(int fd, std::uint64_t tag, bool multishot) {
   s.recv_armed = true;
   s.recv_multishot = multishot;
   s.recv_tag = tag;
-  if (s.readable) mark_ready(s, uring::decode(tag).slot);
+  if (s.readable) mark_ready(s, io::decode(tag).slot);
   return multishot;
 }
 
 void Backend::send_from(int fd, const char* data, std::size_t len, std::uint64_t tag) {
-  assert(uring::decode(tag).op == Op::db_send);
+  assert(io::decode(tag).op == Op::db_send);
   DbSocket& d = db_of(tag, fd);
   assert(!d.send_waiting);
   d.send_waiting = true;
   d.send_tag = tag;
   d.send_data = data;
   d.send_len = len;
-  if (!db_try_send(d)) db_arm(d, uring::decode(tag).slot);
+  if (!db_try_send(d)) db_arm(d, io::decode(tag).slot);
 }
 
 void Backend::send(int, const char* data, std::size_t len, std::uint64_t tag) {
@@ -174,7 +175,7 @@ void Backend::send(int, const char* data, std::size_t len, std::uint64_t tag) {
   s.send_msg = nullptr;
   s.send_data = data;
   s.send_len = len;
-  try_send(s, uring::decode(tag).slot);
+  try_send(s, io::decode(tag).slot);
 }
 
 void Backend::send_message(int, msghdr* msg, io::SendMode, std::uint64_t tag, bool) {
@@ -182,7 +183,7 @@ void Backend::send_message(int, msghdr* msg, io::SendMode, std::uint64_t tag, bo
   assert(s.fd >= 0 && !s.send_waiting);
   s.send_tag = tag;
   s.send_msg = msg;
-  try_send(s, uring::decode(tag).slot);
+  try_send(s, io::decode(tag).slot);
 }
 
 void Backend::try_send(Socket& s, std::uint32_t slot) {
@@ -207,7 +208,7 @@ void Backend::try_send(Socket& s, std::uint32_t slot) {
 }
 
 void Backend::cancel(std::uint64_t target, std::uint64_t tag) {
-  const uring::Tag t = uring::decode(target);
+  const io::Tag t = io::decode(target);
   std::int32_t res = -ENOENT;
   if (t.op == Op::accept) {
     if (listener_.armed && listener_.tag == target) {
@@ -235,16 +236,16 @@ void Backend::cancel(std::uint64_t target, std::uint64_t tag) {
   assert(t.slot < sockets_.size());
   Socket& s = sockets_[t.slot];
   if (s.fd >= 0 && s.generation == t.generation) {
-    if (t.op == uring::Op::recv && s.recv_armed && s.recv_tag == target) {
+    if (t.op == io::Op::recv && s.recv_armed && s.recv_tag == target) {
       s.recv_armed = false;
       complete(target, -ECANCELED);
       res = 0;
-    } else if (t.op == uring::Op::send && s.send_waiting && s.send_tag == target) {
+    } else if (t.op == io::Op::send && s.send_waiting && s.send_tag == target) {
       s.send_waiting = false;
       if (!s.connecting) want_out(s, t.slot, false);
       complete(target, -ECANCELED);
       res = 0;
-    } else if (t.op == uring::Op::connect && s.connecting && s.connect_tag == target) {
+    } else if (t.op == io::Op::connect && s.connecting && s.connect_tag == target) {
       s.connecting = false;
       complete(target, -ECANCELED);
       res = 0;
@@ -254,8 +255,8 @@ void Backend::cancel(std::uint64_t target, std::uint64_t tag) {
 }
 
 Backend::Received Backend::received(std::uint32_t, std::uint32_t flags, std::int32_t res) const {
-  assert((flags & IORING_CQE_F_BUFFER) != 0 && res > 0 && std::uint32_t(res) <= buffer_bytes_);
-  const auto id = std::uint16_t(flags >> IORING_CQE_BUFFER_SHIFT);
+  assert((flags & io::completion_flags::buffer) != 0 && res > 0 && std::uint32_t(res) <= buffer_bytes_);
+  const auto id = std::uint16_t(flags >> io::completion_flags::buffer_id_shift);
   return {buffers_ + std::size_t(id) * buffer_bytes_, std::uint32_t(res), id};
 }
 
@@ -265,7 +266,7 @@ void Backend::give_back(std::int32_t buffer_id) {
 }
 
 void Backend::give_back_flags(std::uint32_t flags, std::int32_t) {
-  if ((flags & IORING_CQE_F_BUFFER) != 0) give_back(std::int32_t(flags >> IORING_CQE_BUFFER_SHIFT));
+  if ((flags & io::completion_flags::buffer) != 0) give_back(std::int32_t(flags >> io::completion_flags::buffer_id_shift));
 }
 
 void Backend::mark_ready(Socket& s, std::uint32_t slot) {
@@ -282,7 +283,7 @@ void Backend::accept(int listen_fd, std::uint64_t tag, bool multishot, sockaddr*
     ::fcntl(listen_fd, F_SETFL, ::fcntl(listen_fd, F_GETFL) | O_NONBLOCK);
     epoll_event ev{};
     ev.events = EPOLLIN | EPOLLET;
-    ev.data.u64 = event_data(uring::slot_max, 0, Op::accept);
+    ev.data.u64 = event_data(io::slot_max, 0, Op::accept);
     syscalls_.add(io::Syscall::epoll_ctl);
     (void)::epoll_ctl(epfd_, EPOLL_CTL_ADD, listen_fd, &ev);
     listener_.fd = listen_fd;
@@ -301,7 +302,7 @@ std::uint32_t Backend::accept_ready(std::span<io::Completion> out, std::uint32_t
     const int fd = ::accept4(listener_.fd, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
     if (fd >= 0) {
       ++accepted;
-      out[n++] = io::Completion{listener_.tag, fd, listener_.multishot ? std::uint32_t(IORING_CQE_F_MORE) : 0u};
+      out[n++] = io::Completion{listener_.tag, fd, listener_.multishot ? io::completion_flags::more : 0u};
       if (!listener_.multishot) listener_.armed = false;
       continue;
     }
@@ -313,7 +314,7 @@ std::uint32_t Backend::accept_ready(std::span<io::Completion> out, std::uint32_t
     // Out of descriptors or memory: said once; the owner backs off (it
     // cancels the accept and arms it again later), the listener still
     // readable.
-    out[n++] = io::Completion{listener_.tag, -errno, listener_.multishot ? std::uint32_t(IORING_CQE_F_MORE) : 0u};
+    out[n++] = io::Completion{listener_.tag, -errno, listener_.multishot ? io::completion_flags::more : 0u};
     if (!listener_.multishot) listener_.armed = false;
     break;
   }
@@ -351,7 +352,7 @@ void Backend::read_now(Reader& r) {
 void Backend::timeout(__kernel_timespec* ts, std::uint64_t tag) {
   if (!timer_.added) {
     timer_.fd = timer_fd_;
-    add_reader(timer_, event_data(uring::slot_max, 0, Op::tick));
+    add_reader(timer_, event_data(io::slot_max, 0, Op::tick));
   }
   itimerspec spec{};
   spec.it_value = timespec{time_t(ts->tv_sec), long(ts->tv_nsec)};
@@ -365,7 +366,7 @@ void Backend::read(int fd, void* data, unsigned len, std::uint64_t tag) {
   // The one reader besides the timer: the shard's wake eventfd.
   if (!wake_.added) {
     wake_.fd = fd;
-    add_reader(wake_, event_data(uring::slot_max, 0, Op::wake));
+    add_reader(wake_, event_data(io::slot_max, 0, Op::wake));
   }
   assert(wake_.fd == fd && !wake_.armed);
   wake_.armed = true;
@@ -373,6 +374,12 @@ void Backend::read(int fd, void* data, unsigned len, std::uint64_t tag) {
   wake_.len = len;
   wake_.tag = tag;
   read_now(wake_);
+}
+
+void Backend::reset(int fd, std::uint64_t tag) {
+  const sockaddr unspecified{.sa_family = AF_UNSPEC, .sa_data = {}};
+  syscalls_.add(io::Syscall::connect);
+  complete(tag, ::connect(fd, &unspecified, sizeof unspecified) == 0 ? 0 : -errno);
 }
 
 void Backend::shutdown(int fd, int how, std::uint64_t tag) {
@@ -384,7 +391,7 @@ void Backend::shutdown(int fd, int how, std::uint64_t tag) {
 // Database connections' sockets.
 
 Backend::DbSocket& Backend::db_of(std::uint64_t tag, int fd) {
-  const uring::Tag t = uring::decode(tag);
+  const io::Tag t = io::decode(tag);
   if (t.slot >= db_.size()) db_.resize(t.slot + 1);
   DbSocket& d = db_[t.slot];
   if (d.fd != fd || d.generation != t.generation) {
@@ -422,7 +429,7 @@ void Backend::poll(int fd, bool write, std::uint64_t tag) {
     d.poll_in = true;
     d.poll_in_tag = tag;
   }
-  db_arm(d, uring::decode(tag).slot);
+  db_arm(d, io::decode(tag).slot);
 }
 
 bool Backend::db_try_send(DbSocket& d) {
@@ -456,7 +463,7 @@ void Backend::receive_into(int fd, char* data, std::size_t len, std::uint64_t ta
   d.recv_tag = tag;
   d.recv_data = data;
   d.recv_len = len;
-  if (!db_try_recv(d)) db_arm(d, uring::decode(tag).slot);
+  if (!db_try_recv(d)) db_arm(d, io::decode(tag).slot);
 }
 
 void Backend::on_db_event(std::uint32_t link, std::uint32_t events) {
@@ -480,7 +487,7 @@ void Backend::on_db_event(std::uint32_t link, std::uint32_t events) {
 }
 
 void Backend::on_event(const epoll_event& ev) {
-  const uring::Tag what = uring::decode(ev.data.u64);
+  const io::Tag what = io::decode(ev.data.u64);
   switch (what.op) {
     case Op::accept: listener_.readable = true; return;
     case Op::tick: {
@@ -558,7 +565,7 @@ std::uint32_t Backend::read_ready(std::span<io::Completion> out, std::uint32_t n
         free_buffers_.pop_back();
         std::uint32_t flags = buffer_flags(id);
         if (s.recv_multishot) {
-          flags |= IORING_CQE_F_MORE;
+          flags |= io::completion_flags::more;
         } else {
           s.recv_armed = false;
         }
@@ -641,5 +648,7 @@ std::uint32_t Backend::submit_and_reap(std::span<io::Completion> out) { return r
 std::uint32_t Backend::submit_and_reap(std::span<io::Completion> out, __kernel_timespec timeout) {
   return reap(out, &timeout);
 }
+
+static_assert(io::Backend<Backend>, "core/io/backend.hpp: the interface every backend offers");
 
 }  // namespace ringhttp::epoll

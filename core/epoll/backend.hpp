@@ -1,8 +1,9 @@
 #pragma once
-// The epoll backend of a connection's owner (core/io/completion.hpp): the
-// same completions as io_uring's, made from readiness by the system calls a
-// careful epoll loop makes, so that the code above it is unchanged and
-// "what does io_uring buy?" is measured on the same application.
+// The epoll backend of a connection's owner (core/io/completion.hpp; the
+// interface, io::Backend, in core/io/backend.hpp): the same completions as
+// io_uring's, made from readiness by the system calls a careful epoll loop
+// makes, so that the code above it is unchanged and "what does io_uring buy?"
+// is measured on the same application.
 //
 // - Edge-triggered: a socket is added once (EPOLLIN | EPOLLRDHUP | EPOLLET),
 //   with EPOLLOUT only while a connect or a send waits for room.
@@ -12,8 +13,8 @@
 //   readable, recv() runs into a buffer of the owner's pool until it returns
 //   less than a buffer (the socket is then drained: a later arrival is a new
 //   edge) or EAGAIN. Each recv that returns data is one completion, flagged
-//   as a provided buffer's, with IORING_CQE_F_MORE while a multishot receive
-//   stays armed. The pool empty: -ENOBUFS, the receive disarmed, as on
+//   as a provided buffer's, with completion_flags::more while a multishot
+//   receive stays armed. The pool empty: -ENOBUFS, the receive disarmed, as on
 //   io_uring. An idle connection holds no receive buffer.
 // - A send is attempted at once; its result (a byte count, short or whole,
 //   or -errno) is a completion handed out with the next batch. EAGAIN waits
@@ -62,8 +63,8 @@ class Backend {
     // valgrind 3.19). For the tests of that path.
     bool without_pwait2 = false;
   };
-  // One provided buffer's worth of a receive (the same shape as io_uring's:
-  // core/uring/receive_buffers.hpp). A receive here is always one piece.
+  // One provided buffer's worth of a receive, the same shape as the
+  // io_uring backend's. A receive here is always one piece.
   struct Received {
     const char* data;
     std::uint32_t len;
@@ -90,13 +91,14 @@ class Backend {
   void send(int fd, const char* data, std::size_t len, std::uint64_t tag);
   void cancel(std::uint64_t target, std::uint64_t tag);
 
-  // The server's (see core/uring/backend.hpp). Every send mode is a sendmsg.
+  // The server's (as the io_uring backend's). Every send mode is a sendmsg.
   // `peer` is io_uring's with fixed-files (which epoll has not): not filled.
   void accept(int listen_fd, std::uint64_t tag, bool multishot, sockaddr* peer = nullptr,
               socklen_t* peer_len = nullptr);
   void timeout(__kernel_timespec* ts, std::uint64_t tag);
   void read(int fd, void* data, unsigned len, std::uint64_t tag);
   void shutdown(int fd, int how, std::uint64_t tag);
+  void reset(int fd, std::uint64_t tag);
   void send_message(int fd, msghdr* msg, io::SendMode mode, std::uint64_t tag, bool zc_report_usage = false);
   void poll(int fd, bool write, std::uint64_t tag);
   void send_from(int fd, const char* data, std::size_t len, std::uint64_t tag);

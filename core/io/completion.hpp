@@ -1,17 +1,16 @@
 #pragma once
-// The seam between a connection's owner (a client worker; the server's
-// shard next) and the I/O backend under it: both backends speak io_uring's
-// completion model, so the code above them is the same for both.
+// The seam between a connection's owner (a server shard, a client worker)
+// and the I/O backend under it: both backends speak io_uring's completion
+// model, so the code above them is the same for both.
 //
 // An owner asks a backend for operations (connect, receive, send, cancel),
-// each tagged with a user_data (core/uring/user_data.hpp), and reaps their
+// each tagged with a user_data (user_data.hpp), and reaps their
 // completions in batches: {user_data, res, flags}, res a byte count or
-// -errno, flags as io_uring's CQE flags (IORING_CQE_F_MORE: a multishot
-// receive stays armed; IORING_CQE_F_BUFFER: the bytes are in the provided
-// buffer whose id is flags >> IORING_CQE_BUFFER_SHIFT). The io_uring backend
-// (core/uring/backend.hpp) is the kernel's completions; the epoll backend
-// (core/epoll/backend.hpp) makes the same completions from readiness, with
-// the system calls a careful epoll loop makes.
+// -errno, flags as io_uring's CQE flags (completion_flags below). The
+// io_uring backend hands on the kernel's completions; the epoll backend
+// makes the same completions from readiness, with the system calls a
+// careful epoll loop makes. Neither is named here: this folder is below
+// both (backend.hpp says what each must offer).
 //
 // A backend is a concrete type chosen at compile time (the owner is a
 // template over it): no virtual call per operation.
@@ -28,6 +27,25 @@ struct Completion {
   std::int32_t res;
   std::uint32_t flags;
 };
+
+// Completion::flags: io_uring's CQE flags, by value, so that nothing above
+// the backends needs io_uring's header (the io_uring backend checks each
+// against the kernel's).
+namespace completion_flags {
+// IORING_CQE_F_BUFFER: the bytes are in the provided buffer whose id is
+// flags >> buffer_id_shift.
+inline constexpr std::uint32_t buffer = 1u << 0;
+// IORING_CQE_F_MORE: a multishot operation stays armed; on a zero-copy
+// send's result, its notification is still to come.
+inline constexpr std::uint32_t more = 1u << 1;
+// IORING_CQE_F_NOTIF: a zero-copy send's notification.
+inline constexpr std::uint32_t notification = 1u << 3;
+inline constexpr unsigned buffer_id_shift = 16;  // IORING_CQE_BUFFER_SHIFT
+}  // namespace completion_flags
+
+// IORING_NOTIF_USAGE_ZC_COPIED, in a zero-copy notification's res: the
+// kernel copied the bytes after all.
+inline constexpr std::uint32_t zero_copy_copied = 1u << 31;
 
 // The buffer id of bytes received into a slot's own buffer (io_uring
 // without provided buffers), not a pool's.

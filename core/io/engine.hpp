@@ -3,7 +3,7 @@
 // worker both do for their connections, written once, over either backend
 // (completion.hpp). The engine owns
 //
-// - the slot table (core/uring/slot_table.hpp) and, in each slot's Link,
+// - the slot table (slot_table.hpp) and, in each slot's Link,
 //   the operations in flight: a slot's socket is closed, and the slot
 //   released, only once none is left;
 // - receive arming: one receive armed at a time, multishot or not as the
@@ -31,18 +31,15 @@
 #include <string>
 #include <type_traits>
 
+#include "core/io/batch_loop.hpp"
 #include "core/io/completion.hpp"
+#include "core/io/errno_class.hpp"
 #include "core/io/send_cursor.hpp"
+#include "core/io/slot_table.hpp"
+#include "core/io/user_data.hpp"
 #include "core/net/address.hpp"
-#include "core/uring/batch_loop.hpp"
-#include "core/uring/compat.hpp"
-#include "core/uring/errno_class.hpp"
-#include "core/uring/slot_table.hpp"
-#include "core/uring/user_data.hpp"
 
 namespace ringhttp::io {
-
-using uring::Op;
 
 // What the engine keeps of each slot: the owner's slot type derives from
 // it.
@@ -52,7 +49,7 @@ struct Link {
   int fd = -1;
   // Completions still to come: operations in flight, and the notification
   // of each zero-copy send whose result has arrived but not its notification.
-  uring::InFlight inflight;
+  InFlight inflight;
   // The send in flight: where its unsent bytes begin (a msghdr's iovecs,
   // advanced on a short write, or a byte range) and how many are left.
   union {
@@ -68,11 +65,28 @@ struct Link {
   bool recv_stopping = false;   // the armed receive was cancelled: it must end
   bool send_inflight = false;
   bool send_is_message = false;  // the send in flight is send_message's, not send's
+  bool send_again = false;       // the send's last completion wrote nothing (EAGAIN) and it was made again
+  bool send_parked = false;      // the send wrote nothing twice in a row: made again on the owner's tick
   bool connecting = false;
   bool closing = false;  // cancel_all was called: closed once nothing is in flight
   bool dirty = false;    // on the engine's list for after this batch
 };
 static_assert(sizeof(Link) <= 48, "every connection of every shard carries a Link");
+
+// What an owner's session may ask of a Link without its engine (they are
+// the same whatever the backend).
+
+// A re-arm was asked for (-ENOBUFS, a retryable error) and none is armed:
+// the owner arms one after the batch or on its tick, if it wants one.
+inline bool rearm_due(const Link& s) { return s.rearm_recv && !s.recv_armed; }
+
+// Work outside the engine that the slot must outlive (a database query
+// whose answer is written into it): counted as in flight until unpinned.
+inline void pin(Link& s) { s.inflight.add(); }
+inline void unpin(Link& s) { s.inflight.done(); }
+
+// Closing, and nothing of it in flight any more: the engine may close it.
+inline bool closed(const Link& s) { return s.closing && s.inflight.none(); }
 
 // A receive's completion, as the owner acts on it.
 struct Received {
@@ -97,6 +111,7 @@ struct Sent {
     written,  // this part written; the engine resumed the rest (a short write)
     done,     // the send is over: wholly written, or the slot is closing
     failed,   // the peer is gone, or our own cancel
+    again,    // nothing written (EAGAIN, EINTR): made again now, or on the tick (send_parked)
   };
   Kind kind = Kind::done;
   std::int32_t res = 0;
@@ -125,19 +140,19 @@ class Engine {
 
   Backend& backend() { return io_; }
   const Backend& backend() const { return io_; }
-  uring::SlotTable<Slot>& table() { return table_; }
-  const uring::SlotTable<Slot>& table() const { return table_; }
+  SlotTable<Slot>& table() { return table_; }
+  const SlotTable<Slot>& table() const { return table_; }
 
-  static std::uint64_t tag(Op op, const Slot& s) { return uring::tag(op, s); }
+  static std::uint64_t tag(Op op, const Slot& s) { return io::tag(op, s); }
 
   // The slot a completion's tag names, or nullptr when it is for an
   // earlier use of the slot (the tag's generation is not the slot's).
-  Slot* find(const uring::Tag& t) { return table_.find(t); }
+  Slot* find(const Tag& t) { return table_.find(t); }
 
-  // Runs batches until `owner.done()` (core/uring/batch_loop.hpp).
+  // Runs batches until `owner.done()` (batch_loop.hpp).
   template <typename Owner>
   void run(Owner& owner) {
-    uring::run_batches(io_, owner);
+    io::run_batches(io_, owner);
   }
 
   // ---- A slot's socket.
@@ -165,7 +180,7 @@ class Engine {
     assert(s.connecting);
     s.connecting = false;
     s.inflight.done();
-    assert(c.res >= 0 || uring::classify(c.res) != uring::ErrnoClass::bug);
+    assert(c.res >= 0 || classify(c.res) != ErrnoClass::bug);
     return c.res;
   }
 
@@ -180,12 +195,18 @@ class Engine {
     s.inflight.add();
   }
 
-  // A re-arm was asked for (-ENOBUFS, a retryable error) and none is armed:
-  // the owner arms one after the batch or on its tick, if it wants one.
-  static bool rearm_due(const Slot& s) { return s.rearm_recv && !s.recv_armed; }
+  static bool rearm_due(const Slot& s) { return io::rearm_due(s); }
+
+  // On the owner's tick: a send parked after writing nothing twice in a
+  // row (on_send) is made again.
+  void resume_parked_send(Slot& s) {
+    if (!s.send_parked || s.closing) return;
+    s.send_parked = false;
+    submit(s);
+  }
 
   Received on_receive(Slot& s, const Completion& c) {
-    if ((c.flags & IORING_CQE_F_MORE) == 0) {
+    if ((c.flags & completion_flags::more) == 0) {
       assert(s.recv_armed);
       s.recv_armed = false;
       s.recv_stopping = false;
@@ -205,14 +226,14 @@ class Engine {
       r.kind = Received::Kind::eof;
       return r;
     }
-    switch (uring::receive_failed(s, c.res, config_.enobufs_in_a_row_max)) {
-      case uring::ReceiveFailure::rearm:
+    switch (receive_failed(s, c.res, config_.enobufs_in_a_row_max)) {
+      case ReceiveFailure::rearm:
         r.kind = Received::Kind::rearm;
         mark_dirty(s);
         break;
-      case uring::ReceiveFailure::rearm_on_tick: r.kind = Received::Kind::rearm_on_tick; break;
-      case uring::ReceiveFailure::cancelled: r.kind = Received::Kind::cancelled; break;
-      case uring::ReceiveFailure::peer_gone: r.kind = Received::Kind::peer_gone; break;
+      case ReceiveFailure::rearm_on_tick: r.kind = Received::Kind::rearm_on_tick; break;
+      case ReceiveFailure::cancelled: r.kind = Received::Kind::cancelled; break;
+      case ReceiveFailure::peer_gone: r.kind = Received::Kind::peer_gone; break;
     }
     if (s.closing) s.rearm_recv = false;
     return r;
@@ -277,7 +298,7 @@ class Engine {
     assert(s.send_inflight);
     s.send_inflight = false;
     s.inflight.done();
-    if ((c.flags & IORING_CQE_F_MORE) != 0) {
+    if ((c.flags & completion_flags::more) != 0) {
       // A zero-copy send's notification is still to come, errors and
       // cancels included: it keeps the slot (and the bytes) until it arrives.
       assert(config_.send_mode == SendMode::zc && s.send_is_message);
@@ -285,12 +306,32 @@ class Engine {
       s.inflight.add();
     }
     if (c.res < 0) {
+      if ((c.res == -EAGAIN || c.res == -EINTR) && !s.closing) {
+        // Sockets are non-blocking, so a send io_uring handed to a worker
+        // thread (it does so when a wake-up found no room) comes back -EAGAIN
+        // instead of holding that thread while the peer reads nothing. Made
+        // again at once, it waits for room in the poll; but once a peer has
+        // half-closed, the kernel can wake it at once each time, with still
+        // no room: the second in a row waits for the owner's tick, so such a
+        // peer costs a send per tick, not a loop. It stays the send in
+        // flight (nothing else is sent before it); the send timeout still
+        // runs, since nothing was written.
+        if (s.send_again) {
+          s.send_parked = true;
+          s.send_inflight = true;
+        } else {
+          s.send_again = true;
+          submit(s);
+        }
+        return {Sent::Kind::again, c.res};
+      }
       // EPIPE, ECONNRESET... (the peer is gone), or our own cancel; a send
       // built wrongly is a bug, never taken for a peer that left.
-      assert(uring::classify(c.res) != uring::ErrnoClass::bug && "a send was refused as invalid");
+      assert(classify(c.res) != ErrnoClass::bug && "a send was refused as invalid");
       s.send_left = 0;
       return {Sent::Kind::failed, c.res};
     }
+    s.send_again = false;  // progress ends a run of sends that wrote nothing
     const auto written = std::uint64_t(c.res);
     assert(written <= s.send_left);
     if (s.closing || written >= s.send_left) {
@@ -310,14 +351,14 @@ class Engine {
     return {Sent::Kind::written, c.res};
   }
 
-  // A zero-copy send's notification (IORING_CQE_F_NOTIF): true when the
-  // kernel copied the bytes after all.
+  // A zero-copy send's notification (completion_flags::notification): true
+  // when the kernel copied the bytes after all.
   bool on_send_notification(Slot& s, const Completion& c) {
     // The kernel posts a notification after its send's result, never before.
     assert(s.zc_pending > 0);
     --s.zc_pending;
     s.inflight.done();
-    return (std::uint32_t(c.res) & IORING_NOTIF_USAGE_ZC_COPIED) != 0;
+    return (std::uint32_t(c.res) & zero_copy_copied) != 0;
   }
 
   // ---- Shutting down and closing.
@@ -328,10 +369,26 @@ class Engine {
     s.inflight.add();
   }
 
-  // The shutdown's result: 0, or -errno (ENOTCONN: the peer reset first).
+  // A closing slot whose zero-copy sends still owe notifications: those
+  // come only once the kernel lets go of the bytes, and bytes queued for a
+  // peer that reads nothing are let go only when the socket drops them,
+  // which a close after the last notification never reaches. So the
+  // connection is reset (RST), what its socket queues dropped, and the
+  // notifications follow. Completes as a shutdown (on_shutdown).
+  bool owes_zero_copy_notifications(const Slot& s) const {
+    return config_.send_mode == SendMode::zc && (s.zc_pending > 0 || s.send_inflight);
+  }
+  void reset(Slot& s) {
+    assert(s.closing);
+    io_.reset(s.fd, tag(Op::shutdown, s));
+    s.inflight.add();
+  }
+
+  // The shutdown's (or reset's) result: 0, or -errno (ENOTCONN: the peer
+  // reset first).
   std::int32_t on_shutdown(Slot& s, const Completion& c) {
     s.inflight.done();
-    assert(c.res >= 0 || uring::classify(c.res) != uring::ErrnoClass::bug);
+    assert(c.res >= 0 || classify(c.res) != ErrnoClass::bug);
     return c.res;
   }
 
@@ -346,6 +403,12 @@ class Engine {
     std::uint32_t n = 0;
     if (s.recv_armed && !s.recv_stopping) s.recv_stopping = true, cancel(s, Op::recv), ++n;
     if (s.connecting) cancel(s, Op::connect), ++n;
+    if (s.send_parked) {
+      // Nothing of it is in the kernel: dropped here, as a cancel would.
+      s.send_parked = false;
+      s.send_inflight = false;
+      s.send_left = 0;
+    }
     if (s.send_inflight) cancel(s, Op::send), ++n;
     return n;
   }
@@ -366,13 +429,9 @@ class Engine {
     return n;
   }
 
-  // Work outside the engine that the slot must outlive (a database query
-  // whose answer is written into it): counted as in flight until unpinned.
-  static void pin(Slot& s) { s.inflight.add(); }
-  static void unpin(Slot& s) { s.inflight.done(); }
-
-  // Closing, and nothing of it in flight any more.
-  static bool closed(const Slot& s) { return s.closing && s.inflight.none(); }
+  static void pin(Slot& s) { io::pin(s); }
+  static void unpin(Slot& s) { io::unpin(s); }
+  static bool closed(const Slot& s) { return io::closed(s); }
 
   // Closes `s`'s socket once closed(s); the slot stays the owner's (the
   // client reopens it in place).
@@ -392,6 +451,7 @@ class Engine {
   // ---- The batch's dirty list: slots to look at after the batch.
 
   void mark_dirty(Slot& s) { dirty_.mark(s); }
+  DirtyList& dirty() { return dirty_; }
 
   // Calls `work(slot)` for each slot marked in this batch, once each (a
   // slot marked again by the work is worked again).
@@ -407,6 +467,7 @@ class Engine {
   }
 
   void submit(Slot& s) {
+    assert(!s.send_parked);
     if (s.send_is_message) {
       io_.send_message(s.fd, s.send_msg, config_.send_mode, tag(Op::send, s), config_.zc_report_usage);
     } else {
@@ -418,8 +479,8 @@ class Engine {
 
   Config config_;
   Backend io_;
-  uring::SlotTable<Slot> table_;
-  uring::DirtyList dirty_;
+  SlotTable<Slot> table_;
+  DirtyList dirty_;
 };
 
 }  // namespace ringhttp::io

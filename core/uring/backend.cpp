@@ -9,9 +9,17 @@
 #include <cerrno>
 #include <cstring>
 
+#include "core/io/backend.hpp"
 #include "core/uring/compat.hpp"
 
 namespace ringhttp::uring {
+
+// The engine reads the kernel's CQE flags by io::completion_flags' values.
+static_assert(io::completion_flags::buffer == IORING_CQE_F_BUFFER);
+static_assert(io::completion_flags::more == IORING_CQE_F_MORE);
+static_assert(io::completion_flags::notification == IORING_CQE_F_NOTIF);
+static_assert(io::completion_flags::buffer_id_shift == IORING_CQE_BUFFER_SHIFT);
+static_assert(io::zero_copy_copied == IORING_NOTIF_USAGE_ZC_COPIED);
 
 std::string Backend::init(const Config& config) {
   if (const int rc = ring_.init(config.entries, config.features, config.cpu); rc < 0) {
@@ -75,7 +83,7 @@ void Backend::connect(int fd, const net::Address& address, std::uint64_t tag) {
 
 bool Backend::receive(int fd, std::uint64_t tag, bool multishot) {
   io_uring_sqe* sqe = ring_.sqe();
-  const bool armed_multishot = buffers_.prep_recv(sqe, fd, decode(tag).slot, multishot);
+  const bool armed_multishot = buffers_.prep_recv(sqe, fd, io::decode(tag).slot, multishot);
   on_socket(sqe);
   sqe->user_data = tag;
   return armed_multishot;
@@ -105,14 +113,14 @@ void Backend::accept(int listen_fd, std::uint64_t tag, bool multishot, sockaddr*
   // A direct descriptor has no close-on-exec flag to set (the kernel
   // refuses SOCK_CLOEXEC with one): it is never in the process's table.
   if (fixed_files_ && multishot) {
-    io_uring_prep_multishot_accept_direct(sqe, listen_fd, peer, peer_len, 0);
+    io_uring_prep_multishot_accept_direct(sqe, listen_fd, peer, peer_len, SOCK_NONBLOCK);
   } else if (fixed_files_) {
     // liburing 2.3 adds 1 to the index it is given: ALLOC - 1 becomes ALLOC.
-    io_uring_prep_accept_direct(sqe, listen_fd, peer, peer_len, 0, IORING_FILE_INDEX_ALLOC - 1);
+    io_uring_prep_accept_direct(sqe, listen_fd, peer, peer_len, SOCK_NONBLOCK, IORING_FILE_INDEX_ALLOC - 1);
   } else if (multishot) {
-    io_uring_prep_multishot_accept(sqe, listen_fd, peer, peer_len, SOCK_CLOEXEC);
+    io_uring_prep_multishot_accept(sqe, listen_fd, peer, peer_len, SOCK_CLOEXEC | SOCK_NONBLOCK);
   } else {
-    io_uring_prep_accept(sqe, listen_fd, peer, peer_len, SOCK_CLOEXEC);
+    io_uring_prep_accept(sqe, listen_fd, peer, peer_len, SOCK_CLOEXEC | SOCK_NONBLOCK);
   }
   sqe->user_data = tag;
 }
@@ -132,6 +140,16 @@ void Backend::read(int fd, void* data, unsigned len, std::uint64_t tag) {
 void Backend::shutdown(int fd, int how, std::uint64_t tag) {
   io_uring_sqe* sqe = ring_.sqe();
   io_uring_prep_shutdown(sqe, fd, how);
+  on_socket(sqe);
+  sqe->user_data = tag;
+}
+
+void Backend::reset(int fd, std::uint64_t tag) {
+  // connect(2) to AF_UNSPEC disconnects a TCP socket: a reset sent, and
+  // what it still queues dropped.
+  static const sockaddr unspecified{.sa_family = AF_UNSPEC, .sa_data = {}};
+  io_uring_sqe* sqe = ring_.sqe();
+  io_uring_prep_connect(sqe, fd, &unspecified, sizeof unspecified);
   on_socket(sqe);
   sqe->user_data = tag;
 }
@@ -184,5 +202,7 @@ std::uint32_t Backend::submit_and_reap(std::span<io::Completion> out, __kernel_t
   flushes_seen_ = ring_.submit_full_flushes();
   return ring_.submit_and_reap(out, timeout);
 }
+
+static_assert(io::Backend<Backend>, "core/io/backend.hpp: the interface every backend offers");
 
 }  // namespace ringhttp::uring

@@ -1,7 +1,8 @@
 #pragma once
-// The io_uring backend of a connection's owner (core/io/completion.hpp):
-// a ring and its provided receive buffers. Every io_uring operation a client
-// connection needs is prepared here; the kernel makes the completions.
+// The io_uring backend of a connection's owner (core/io/completion.hpp; the
+// interface, io::Backend, in core/io/backend.hpp): a ring and its provided
+// receive buffers. Every io_uring operation a client connection needs is
+// prepared here; the kernel makes the completions.
 
 #include <sys/socket.h>
 #include <unistd.h>
@@ -15,7 +16,7 @@
 #include "core/uring/features.hpp"
 #include "core/uring/receive_buffers.hpp"
 #include "core/uring/ring.hpp"
-#include "core/uring/user_data.hpp"
+#include "core/io/user_data.hpp"
 
 namespace ringhttp::uring {
 
@@ -75,6 +76,10 @@ class Backend {
   void timeout(__kernel_timespec* ts, std::uint64_t tag);
   void read(int fd, void* data, unsigned len, std::uint64_t tag);
   void shutdown(int fd, int how, std::uint64_t tag);
+  // Resets the connection (RST) and drops what its socket still queues,
+  // the descriptor left open: the zero-copy notifications of bytes a peer
+  // never read then come (Engine::reset).
+  void reset(int fd, std::uint64_t tag);
   // zc_report_usage: the notification says whether the kernel copied (6.2).
   void send_message(int fd, msghdr* msg, io::SendMode mode, std::uint64_t tag, bool zc_report_usage = false);
   // A database connection's (server/db), on a descriptor of the process

@@ -12,7 +12,7 @@
 
 #include "core/uring/compat.hpp"
 #include "core/uring/ring.hpp"
-#include "core/uring/user_data.hpp"
+#include "core/io/user_data.hpp"
 
 namespace ringhttp::uring {
 namespace {
@@ -47,7 +47,7 @@ class ScratchRing {
 
   // Submits one prepared SQE and waits for its first completion.
   int run_one(io_uring_sqe* sqe, unsigned* cqe_flags = nullptr) {
-    sqe->user_data = encode({Op::probe, 0, 0});
+    sqe->user_data = io::encode({io::Op::probe, 0, 0});
     io_uring_submit(&ring_);
     io_uring_cqe* cqe = nullptr;
     if (io_uring_wait_cqe(&ring_, &cqe) < 0) return -EIO;
@@ -72,18 +72,18 @@ bool probe_multishot_accept(ScratchRing& ring) {
   if (::bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 && ::listen(listener, 1) == 0) {
     io_uring_sqe* sqe = io_uring_get_sqe(ring.get());
     io_uring_prep_multishot_accept(sqe, listener, nullptr, nullptr, 0);
-    sqe->user_data = encode({Op::probe, 1, 0});
+    sqe->user_data = io::encode({io::Op::probe, 1, 0});
     io_uring_submit(ring.get());
     // An unsupported multishot accept fails at once with -EINVAL; a supported
     // one stays pending, so cancel it and look at the first completion.
     io_uring_sqe* cancel = io_uring_get_sqe(ring.get());
-    io_uring_prep_cancel64(cancel, encode({Op::probe, 1, 0}), 0);
-    cancel->user_data = encode({Op::probe, 2, 0});
+    io_uring_prep_cancel64(cancel, io::encode({io::Op::probe, 1, 0}), 0);
+    cancel->user_data = io::encode({io::Op::probe, 2, 0});
     io_uring_submit(ring.get());
     for (int seen = 0; seen < 2; ++seen) {
       io_uring_cqe* cqe = nullptr;
       if (io_uring_wait_cqe(ring.get(), &cqe) < 0) break;
-      if (decode(cqe->user_data).slot == 1) supported = cqe->res == -ECANCELED;
+      if (io::decode(cqe->user_data).slot == 1) supported = cqe->res == -ECANCELED;
       io_uring_cqe_seen(ring.get(), cqe);
     }
   }
@@ -221,14 +221,14 @@ bool probe_no_sqarray() {
     for (unsigned i = 0; i < batch; ++i) {
       io_uring_sqe* sqe = io_uring_get_sqe(&ring);
       io_uring_prep_nop(sqe);
-      sqe->user_data = encode({Op::probe, i, 0});
+      sqe->user_data = io::encode({io::Op::probe, i, 0});
     }
     ok = io_uring_submit_and_wait(&ring, batch) == int(batch);
     io_uring_cqe* cqe = nullptr;
     unsigned head = 0;
     unsigned seen = 0;
     io_uring_for_each_cqe(&ring, head, cqe) {
-      ok = ok && cqe->res == 0 && decode(cqe->user_data).slot == seen;
+      ok = ok && cqe->res == 0 && io::decode(cqe->user_data).slot == seen;
       ++seen;
     }
     io_uring_cq_advance(&ring, seen);

@@ -1,5 +1,5 @@
 // The database routes: validated as /users/:id and /echo are, then a query
-// whose result answers later (Shard::on_result calls answer()).
+// whose result answers later (Session::on_db_result calls answer()).
 #include "server/app/app.hpp"
 
 #include "core/http/json_writer.hpp"

@@ -192,7 +192,9 @@ def check_sweep(build):
             failures.append(f"'{text}' not in the printed table: {out[-1500:]}")
     if not any(f.startswith("rate-sweep-") and f.endswith(".md") for f in files):
         failures.append(f"no markdown written: {files}")
-    if shutil.which("gnuplot") and not any(f.startswith("rate-sweep-") and f.endswith(".png") for f in files):
+    if not shutil.which("gnuplot"):
+        failures.append("gnuplot is missing (Debian: gnuplot-nox; tools/install-deps.sh installs it)")
+    elif not any(f.startswith("rate-sweep-") and f.endswith(".png") for f in files):
         failures.append(f"no chart written though gnuplot is installed: {files}")
     print(("ok" if not failures else "FAIL") + "    --rate-sweep: a point per rate, each client at its rate, the "
           "table, markdown and chart")

@@ -9,8 +9,9 @@
    answer; over HTTPS, a certificate the run's CA signed for 127.0.0.1).
    The checks below are written from the descriptions, not
    taken from the harness, and the body the harness hands the client to
-   compare against must pass them too. A server that is not installed is
-   reported as skipped.
+   compare against must pass them too. A server that is not installed or
+   not built fails the test, named: tools/install-deps.sh installs every
+   peer, and the build makes ours and the floors.
 2. The harness exits non-zero, naming the row and the client's error class,
    when requests fail: against a server that answers 500 (class status) and
    one that answers 200 with a wrong body (class body only); and zero when
@@ -266,7 +267,7 @@ def response_ok(workload, status, headers, body):
 
 def check_workloads(bench, build):
     ctx = bench.Context(bench.parse_args(["--build", build, "--idle-connections", "0"]))
-    failures, checked, skipped = [], 0, []
+    failures, checked = [], 0
     missing_checks = set(bench.WORKLOADS) - set(CHECKS)
     for name in sorted(missing_checks):
         failures.append(f"workload '{name}' has no check here: write down what it must do")
@@ -290,7 +291,8 @@ def check_workloads(bench, build):
             continue  # pgbench's rows have no HTTP server: tests/bench/database_test.py runs them
         reason = row.server.missing(ctx)
         if reason:
-            skipped.append(f"{label}: {reason}")
+            failures.append(f"{label}: {reason} (tools/install-deps.sh installs the peers)")
+            print(f"FAIL  {label}: {reason}")
             continue
         running = None
         try:
@@ -325,8 +327,6 @@ def check_workloads(bench, build):
                 running.stop()
     ctx.close()  # the database rows' cluster, if one was started
     ctx.remove()  # its private directory, the TLS rows' CA among it
-    for s in skipped:
-        print(f"skip  {s}")
     expect(checked > 0 or failures, "nothing was checked")
     return failures, checked
 

@@ -6,7 +6,6 @@
 // added to the latencies at most.
 
 #include <gtest/gtest.h>
-#include <sys/utsname.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -17,21 +16,12 @@
 #include "support/canned_server.hpp"
 #include "support/client_process.hpp"
 #include "support/json_report.hpp"
+#include "support/kernel_features.hpp"
 
 namespace socket_test {
 namespace {
 
 constexpr std::uint32_t round_trip_ms = 2;
-
-// min_wait_usec came with Linux 6.12.
-bool kernel_has_min_wait() {
-  utsname name{};
-  if (::uname(&name) != 0) return false;
-  int major = 0;
-  int minor = 0;
-  if (std::sscanf(name.release, "%d.%d", &major, &minor) != 2) return false;
-  return major > 6 || (major == 6 && minor >= 12);
-}
 
 struct WaitRun {
   std::string batch_wait;
@@ -56,7 +46,7 @@ WaitRun run_against_slow_server(const std::vector<std::string>& flags) {
 }
 
 TEST(ClientBatchWait, auto_waits_a_hundredth_of_the_shortest_round_trip) {
-  if (!kernel_has_min_wait()) GTEST_SKIP() << "the batching wait needs min_wait_usec (Linux 6.12)";
+  if (!kernel_has_min_wait()) GTEST_SKIP() << "this kernel has no IORING_FEAT_MIN_TIMEOUT (Linux 6.12): the batching wait needs it";
   const WaitRun r = run_against_slow_server({"--backend", "uring"});
   EXPECT_EQ(r.batch_wait, "auto");
   EXPECT_GE(r.median_us, round_trip_ms * 1000.0);
@@ -67,7 +57,7 @@ TEST(ClientBatchWait, auto_waits_a_hundredth_of_the_shortest_round_trip) {
 }
 
 TEST(ClientBatchWait, a_fixed_window_is_the_one_asked_for) {
-  if (!kernel_has_min_wait()) GTEST_SKIP() << "the batching wait needs min_wait_usec (Linux 6.12)";
+  if (!kernel_has_min_wait()) GTEST_SKIP() << "this kernel has no IORING_FEAT_MIN_TIMEOUT (Linux 6.12): the batching wait needs it";
   const WaitRun r = run_against_slow_server({"--backend", "uring", "--batch-wait", "35us"});
   EXPECT_EQ(r.batch_wait, "35us");
   EXPECT_EQ(r.longest_us, 35u);
@@ -96,7 +86,7 @@ TEST(ClientBatchWait, off_and_the_epoll_backend_wait_for_nothing) {
 // client merge gives the longest window of any shard: the most added to
 // any latency of the merged histogram.
 TEST(ClientBatchWait, merge_keeps_the_longest_window_of_the_shards) {
-  if (!kernel_has_min_wait()) GTEST_SKIP() << "the batching wait needs min_wait_usec (Linux 6.12)";
+  if (!kernel_has_min_wait()) GTEST_SKIP() << "this kernel has no IORING_FEAT_MIN_TIMEOUT (Linux 6.12): the batching wait needs it";
   CannedServer server("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok", CannedServer::After::keep_open);
   server.delay_each(round_trip_ms);
   std::vector<std::string> merge_args{"merge", "--json"};

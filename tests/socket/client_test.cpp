@@ -693,7 +693,7 @@ namespace socket_test {
 namespace {
 
 TEST(Client, a_run_against_debians_nginx_has_no_errors) {
-  if (::access(Nginx::nginx_path, X_OK) != 0) GTEST_SKIP() << "needs nginx (tools/install-deps.sh --bench)";
+  ASSERT_TRUE(nginx_installed());
   Nginx nginx({.keepalive_requests = 1000});  // nginx's own default (the fixture's is 100,000)
   ASSERT_TRUE(nginx.accepts()) << "nginx did not start";
   // 2,500 requests on 2 connections pass nginx's 1,000 requests per

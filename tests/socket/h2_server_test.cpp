@@ -38,13 +38,20 @@ constexpr int curl_stream_error = 92;
 constexpr const char* max_time_s = "10";
 constexpr const char* stall_time_s = "1";
 
-bool curl_has_http2() {
+// tools/install-deps.sh installs curl (Debian's is built with nghttp2):
+// without it the test fails, naming the package.
+testing::AssertionResult curl_has_http2() {
   const ShellRun version = run_shell("curl -V");
-  return version.exit_code == 0 && version.output.find("HTTP2") != std::string::npos;
+  if (version.exit_code != 0) {
+    return testing::AssertionFailure() << "needs curl on PATH (Debian: curl; tools/install-deps.sh installs it)";
+  }
+  if (version.output.find("HTTP2") == std::string::npos) {
+    return testing::AssertionFailure() << "this curl has no HTTP/2 (Debian's curl has): " << version.output;
+  }
+  return testing::AssertionSuccess();
 }
 
-#define SKIP_WITHOUT_CURL() \
-  if (!curl_has_http2()) GTEST_SKIP() << "needs curl built with HTTP/2 (nghttp2) on PATH"
+#define NEEDS_CURL() ASSERT_TRUE(curl_has_http2())
 
 // "curl -sS --max-time SECONDS ", the start of every command here. (Built
 // by appending: GCC 12 warns falsely of an overlap in a chain of +.)
@@ -115,7 +122,7 @@ int occurrences(const std::string& text, const std::string& needle) {
 }
 
 TEST(ClientH2Server, NormalAnswersH2cByPriorKnowledge) {
-  SKIP_WITHOUT_CURL();
+  NEEDS_CURL();
   H2Server server(H2Behaviour::normal);
   const ShellRun ran = curl(server, "");
   EXPECT_EQ(ran.exit_code, curl_ok) << ran.output;
@@ -124,7 +131,7 @@ TEST(ClientH2Server, NormalAnswersH2cByPriorKnowledge) {
 }
 
 TEST(ClientH2Server, NormalOverTlsAnswersEveryRequestOnOneConnection) {
-  SKIP_WITHOUT_CURL();
+  NEEDS_CURL();
   H2Server server(H2Behaviour::normal, {.tls = true});
   const ShellRun ran = curl(server, "", 3);
   EXPECT_EQ(ran.exit_code, curl_ok) << ran.output;
@@ -135,7 +142,7 @@ TEST(ClientH2Server, NormalOverTlsAnswersEveryRequestOnOneConnection) {
 // A client that offers only http/1.1 gets no ALPN answer, and the server
 // speaks HTTP/2 anyway: curl reads its SETTINGS frame as HTTP/0.9 (exit 1).
 TEST(ClientH2Server, TlsWithoutH2OfferedSelectsNoProtocol) {
-  SKIP_WITHOUT_CURL();
+  NEEDS_CURL();
   H2Server server(H2Behaviour::normal, {.tls = true});
   std::string command = curl_for(max_time_s);
   command += "-v --http1.1 --cacert ";
@@ -151,7 +158,7 @@ TEST(ClientH2Server, TlsWithoutH2OfferedSelectsNoProtocol) {
 // Three requests in a row: two on the first connection, whose GOAWAY comes
 // with the second; the third on a new one.
 TEST(ClientH2Server, GracefulGoawayAfterRequestsPerConnection) {
-  SKIP_WITHOUT_CURL();
+  NEEDS_CURL();
   H2Server server(H2Behaviour::normal, {.tls = true, .requests_per_connection = 2});
   const ShellRun ran = curl(server, "", 3);
   EXPECT_EQ(ran.exit_code, curl_ok) << ran.output;
@@ -160,7 +167,7 @@ TEST(ClientH2Server, GracefulGoawayAfterRequestsPerConnection) {
 }
 
 TEST(ClientH2Server, RstMidResponseCutsTheBody) {
-  SKIP_WITHOUT_CURL();
+  NEEDS_CURL();
   H2Server server(H2Behaviour::rst_mid_response);
   const ShellRun ran = curl(server, "");
   EXPECT_EQ(ran.exit_code, curl_stream_error) << ran.output;
@@ -169,7 +176,7 @@ TEST(ClientH2Server, RstMidResponseCutsTheBody) {
 }
 
 TEST(ClientH2Server, RstMidResponseEveryOtherRequest) {
-  SKIP_WITHOUT_CURL();
+  NEEDS_CURL();
   H2Server server(H2Behaviour::rst_mid_response, {.reset_every = 2});
   const ShellRun first = curl(server, "");
   const ShellRun second = curl(server, "");
@@ -181,9 +188,12 @@ TEST(ClientH2Server, RstMidResponseEveryOtherRequest) {
 // Two requests multiplexed on the first connection: the GOAWAY covers the
 // first; curl sends the second again on a new connection, served normally.
 TEST(ClientH2Server, GoawayInFlightCoversOnlyTheLowestStream) {
-  SKIP_WITHOUT_CURL();
+  NEEDS_CURL();
   H2Server server(H2Behaviour::goaway_in_flight,
-                  {.tls = true, .misbehaving_connections = 1, .goaway_error = h2_error::enhance_your_calm});
+                  {.tls = true,
+                   .misbehaving_connections = 1,
+                   .goaway_error = h2_error::enhance_your_calm,
+                   .covered_answer_waits_for_retry = true});
   const ShellRun ran = curl(server, "--parallel --parallel-max 2", 2);
   EXPECT_EQ(ran.exit_code, curl_ok) << ran.output;
   EXPECT_EQ(occurrences(ran.output, "Hello, World!"), 2) << ran.output;
@@ -191,7 +201,7 @@ TEST(ClientH2Server, GoawayInFlightCoversOnlyTheLowestStream) {
 }
 
 TEST(ClientH2Server, WindowNeverOpensHoldsARequestBody) {
-  SKIP_WITHOUT_CURL();
+  NEEDS_CURL();
   H2Server server(H2Behaviour::window_never_opens);
   // More than the 65,535 bytes a client may send before it has the SETTINGS.
   constexpr std::size_t request_body_bytes = 200'000;
@@ -207,7 +217,7 @@ TEST(ClientH2Server, WindowNeverOpensHoldsARequestBody) {
 }
 
 TEST(ClientH2Server, ResponseStallsAfterItsHeaders) {
-  SKIP_WITHOUT_CURL();
+  NEEDS_CURL();
   H2Server server(H2Behaviour::response_stalls);
   const ShellRun ran = curl_stalled("-D -", server.url());
   EXPECT_EQ(ran.exit_code, curl_timeout) << ran.output;
@@ -218,7 +228,7 @@ TEST(ClientH2Server, ResponseStallsAfterItsHeaders) {
 // A request curl sends before it has the SETTINGS is refused by nghttp2
 // (RST_STREAM(REFUSED_STREAM)); curl retries it on new connections, 5 in all.
 TEST(ClientH2Server, ZeroStreamsRefusesEveryRequest) {
-  SKIP_WITHOUT_CURL();
+  NEEDS_CURL();
   H2Server server(H2Behaviour::zero_streams);
   const ShellRun ran = curl_stalled("", server.url());
   EXPECT_EQ(ran.exit_code, curl_connection_failed) << ran.output;
@@ -230,7 +240,7 @@ TEST(ClientH2Server, ZeroStreamsRefusesEveryRequest) {
 // curl reports no reply (52); its nghttp2 has failed the connection with
 // GOAWAY(COMPRESSION_ERROR), which the server saw.
 TEST(ClientH2Server, BadHpackFailsTheClientsConnection) {
-  SKIP_WITHOUT_CURL();
+  NEEDS_CURL();
   H2Server server(H2Behaviour::bad_hpack);
   const ShellRun ran = curl(server, "");
   EXPECT_EQ(ran.exit_code, curl_empty_reply) << ran.output;
@@ -243,7 +253,7 @@ TEST(ClientH2Server, BadHpackFailsTheClientsConnection) {
 // The first connection's only request is refused; curl sends it again on a
 // new connection.
 TEST(ClientH2Server, RstRefusedIsRetriedOnANewConnection) {
-  SKIP_WITHOUT_CURL();
+  NEEDS_CURL();
   H2Server server(H2Behaviour::rst_refused, {.misbehaving_connections = 1});
   const ShellRun ran = curl(server, "");
   EXPECT_EQ(ran.exit_code, curl_ok) << ran.output;
@@ -252,8 +262,8 @@ TEST(ClientH2Server, RstRefusedIsRetriedOnANewConnection) {
 }
 
 TEST(NginxHttp2, TlsSelectsH2AndPlainSpeaksH2c) {
-  SKIP_WITHOUT_CURL();
-  if (!nginx_available()) GTEST_SKIP() << nginx_unavailable_reason();
+  NEEDS_CURL();
+  ASSERT_TRUE(nginx_installed());
   Nginx tls({.tls = true, .http2 = true});
   std::string command = curl_for(max_time_s);
   command += "-w ' v%{http_version}' --http2 -k ";

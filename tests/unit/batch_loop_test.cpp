@@ -1,8 +1,7 @@
 // The batch loop and slot operations the server's shards and the client's
-// workers share (core/uring/batch_loop.hpp): each completion handed to its
+// workers share (core/io/batch_loop.hpp): each completion handed to its
 // owner once, the after-batch work once per batch for the slots it
-// touched, cancels that keep their slot in flight, and a failed receive
-// turned into the same action on both sides.
+// touched, and a failed receive turned into the same action on both sides.
 #include <gtest/gtest.h>
 
 #include <liburing.h>
@@ -10,11 +9,15 @@
 #include <cerrno>
 #include <vector>
 
-#include "core/uring/batch_loop.hpp"
-#include "core/uring/slot_table.hpp"
+#include "core/io/batch_loop.hpp"
+#include "core/io/slot_table.hpp"
+#include "core/uring/ring.hpp"
 
-namespace ringhttp::uring {
+namespace ringhttp::io {
 namespace {
+
+using uring::Features;
+using uring::Ring;
 
 struct TestSlot {
   std::uint32_t slot = 0;
@@ -128,20 +131,5 @@ TEST(RunBatches, every_completion_once_and_the_after_batch_work_once_per_batch) 
   EXPECT_FALSE(a->dirty || b->dirty);
 }
 
-TEST(Cancel, is_itself_in_flight_and_names_the_operation_it_cancels) {
-  Ring ring;
-  ASSERT_EQ(ring.init(8, Features{}), 0);
-  SlotTable<TestSlot> table;
-  ASSERT_EQ(table.init(2), "");
-  TestSlot* s = table.acquire();
-  cancel(ring, *s, Op::recv);
-  EXPECT_EQ(s->inflight.count, 1u);
-  std::array<Completion, 4> out;
-  ASSERT_EQ(ring.submit_and_reap(out), 1u);
-  EXPECT_EQ(decode(out[0].user_data).op, Op::cancel);
-  EXPECT_EQ(decode(out[0].user_data).slot, s->slot);
-  EXPECT_EQ(out[0].res, -ENOENT) << "nothing of that tag was in flight";
-}
-
 }  // namespace
-}  // namespace ringhttp::uring
+}  // namespace ringhttp::io

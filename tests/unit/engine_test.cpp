@@ -42,8 +42,8 @@ class EngineTest : public testing::Test {
     return {Engine<FakeBackend, Slot>::tag(op, *s), res, flags};
   }
   Completion data(std::int32_t res, std::uint16_t buffer, bool more) {
-    return completion(Op::recv, res, IORING_CQE_F_BUFFER | (std::uint32_t(buffer) << IORING_CQE_BUFFER_SHIFT) |
-                                         (more ? IORING_CQE_F_MORE : 0));
+    return completion(Op::recv, res, io::completion_flags::buffer | (std::uint32_t(buffer) << io::completion_flags::buffer_id_shift) |
+                                         (more ? io::completion_flags::more : 0));
   }
 
   Engine<FakeBackend, Slot> engine;
@@ -137,27 +137,99 @@ TEST_F(EngineTest, a_failed_send_is_not_resumed) {
   EXPECT_EQ(io().asked.size(), 1u);
 }
 
-TEST_F(EngineTest, a_zero_copy_notification_keeps_the_slot_until_it_arrives) {
+TEST_F(EngineTest, a_send_that_wrote_nothing_is_made_again_at_once_then_on_the_tick) {
+  const std::string bytes = "abcdef";
+  engine.send(*s, bytes.data(), 6);
+  EXPECT_EQ(engine.on_send(*s, completion(Op::send, -EAGAIN)).kind, Sent::Kind::again);
+  EXPECT_EQ(io().asked.size(), 2u) << "the first is made again at once";
+  EXPECT_EQ(last().bytes, bytes);
+  EXPECT_EQ(engine.on_send(*s, completion(Op::send, -EAGAIN)).kind, Sent::Kind::again);
+  EXPECT_EQ(io().asked.size(), 2u) << "the second in a row waits for the tick";
+  EXPECT_TRUE(s->send_inflight) << "still the send in flight: nothing is sent before it";
+  EXPECT_TRUE(s->inflight.none()) << "but nothing of it is in the kernel";
+  engine.resume_parked_send(*s);
+  EXPECT_EQ(io().asked.size(), 3u);
+  EXPECT_EQ(last().bytes, bytes);
+  engine.resume_parked_send(*s);
+  EXPECT_EQ(io().asked.size(), 3u) << "made again once per park";
+  // Progress ends the streak: the next that writes nothing is made again at once.
+  EXPECT_EQ(engine.on_send(*s, completion(Op::send, 2)).kind, Sent::Kind::written);
+  EXPECT_EQ(engine.on_send(*s, completion(Op::send, -EAGAIN)).kind, Sent::Kind::again);
+  EXPECT_EQ(io().asked.size(), 5u);
+  EXPECT_EQ(last().bytes, bytes.substr(2));
+}
+
+TEST_F(EngineTest, a_parked_send_is_dropped_by_cancel_all_with_nothing_to_cancel) {
+  const std::string bytes = "abc";
+  engine.send(*s, bytes.data(), 3);
+  engine.on_send(*s, completion(Op::send, -EAGAIN));
+  engine.on_send(*s, completion(Op::send, -EAGAIN));
+  EXPECT_EQ(engine.cancel_all(*s), 0u);
+  EXPECT_FALSE(s->send_inflight);
+  EXPECT_TRUE(engine.closed(*s));
+  engine.resume_parked_send(*s);
+  EXPECT_EQ(io().asked.size(), 2u) << "a closing slot sends nothing more";
+}
+
+TEST_F(EngineTest, a_closing_slot_does_not_make_again_a_send_that_wrote_nothing) {
+  const std::string bytes = "abc";
+  engine.send(*s, bytes.data(), 3);
+  engine.cancel_all(*s);
+  EXPECT_EQ(engine.on_send(*s, completion(Op::send, -EAGAIN)).kind, Sent::Kind::failed);
+  EXPECT_EQ(io().asked.size(), 2u);  // the send and its cancel
+}
+
+// An engine sending zero-copy, one slot open, and a message to send.
+class ZeroCopyEngineTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    Engine<FakeBackend, Slot>::Config config;
+    config.slots = 1;
+    config.send_mode = SendMode::zc;
+    ASSERT_EQ(zc.init({}, config), "");
+    slot = zc.table().acquire();
+    zc.open(*slot, 9);
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+  }
+  // Sends the body; its result arrives, its notification still to come.
+  std::uint64_t send_body_owing_its_notification() {
+    zc.send_message(*slot, &msg, body.size());
+    const std::uint64_t tag = Engine<FakeBackend, Slot>::tag(Op::send, *slot);
+    EXPECT_EQ(zc.on_send(*slot, {tag, 4, io::completion_flags::more}).kind, Sent::Kind::done);
+    return tag;
+  }
+
   Engine<FakeBackend, Slot> zc;
-  Engine<FakeBackend, Slot>::Config config;
-  config.slots = 1;
-  config.send_mode = SendMode::zc;
-  ASSERT_EQ(zc.init({}, config), "");
-  Slot& z = *zc.table().acquire();
-  zc.open(z, 9);
+  Slot* slot = nullptr;
   std::string body = "body";
   iovec iov{body.data(), body.size()};
   msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  zc.send_message(z, &msg, body.size());
-  const std::uint64_t tag = Engine<FakeBackend, Slot>::tag(Op::send, z);
-  EXPECT_EQ(zc.on_send(z, {tag, 4, IORING_CQE_F_MORE}).kind, Sent::Kind::done);
+};
+
+TEST_F(ZeroCopyEngineTest, a_zero_copy_notification_keeps_the_slot_until_it_arrives) {
+  Slot& z = *slot;
+  const std::uint64_t tag = send_body_owing_its_notification();
   EXPECT_EQ(z.zc_pending, 1u);
   zc.cancel_all(z);
   EXPECT_FALSE(zc.closed(z));  // the kernel may still read the bytes
-  EXPECT_TRUE(zc.on_send_notification(z, {tag, std::int32_t(IORING_NOTIF_USAGE_ZC_COPIED), IORING_CQE_F_NOTIF}));
+  EXPECT_TRUE(zc.on_send_notification(z, {tag, std::int32_t(io::zero_copy_copied), io::completion_flags::notification}));
   EXPECT_TRUE(zc.closed(z));
+}
+
+TEST_F(ZeroCopyEngineTest, a_closing_zero_copy_slot_owing_notifications_is_reset_and_closed_after_them) {
+  Slot& z = *slot;
+  EXPECT_FALSE(zc.owes_zero_copy_notifications(z));
+  const std::uint64_t tag = send_body_owing_its_notification();
+  zc.cancel_all(z);
+  ASSERT_TRUE(zc.owes_zero_copy_notifications(z));
+  zc.reset(z);
+  EXPECT_EQ(zc.backend().asked.back().bytes, "reset");
+  zc.on_shutdown(z, {Engine<FakeBackend, Slot>::tag(Op::shutdown, z), 0, 0});
+  EXPECT_FALSE(zc.closed(z)) << "the notification is still owed";
+  zc.on_send_notification(z, {tag, 0, io::completion_flags::notification});
+  EXPECT_TRUE(zc.closed(z));
+  EXPECT_FALSE(zc.owes_zero_copy_notifications(z));
 }
 
 TEST_F(EngineTest, a_slot_is_closed_only_after_its_last_completion) {

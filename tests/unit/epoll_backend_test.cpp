@@ -15,19 +15,19 @@
 #include <string>
 #include <vector>
 
-#include "core/uring/user_data.hpp"
+#include "core/io/user_data.hpp"
 
 namespace ringhttp::epoll {
 namespace {
 
-using uring::Op;
+using io::Op;
 
 constexpr std::uint32_t buffers = 4;
 constexpr std::uint32_t buffer_bytes = 1024;
 constexpr std::uint32_t slots = 8;
 
 std::uint64_t tag(Op op, std::uint32_t slot = 0, std::uint32_t generation = 1) {
-  return uring::encode({op, slot, generation});
+  return io::encode({op, slot, generation});
 }
 
 class EpollBackend : public testing::Test {
@@ -76,8 +76,8 @@ TEST_F(EpollBackend, a_multishot_receive_delivers_each_arrival_in_a_pool_buffer_
   ASSERT_EQ(got.size(), 1u);
   EXPECT_EQ(got[0].user_data, tag(Op::recv));
   EXPECT_EQ(got[0].res, 5);
-  EXPECT_NE(got[0].flags & IORING_CQE_F_BUFFER, 0u);
-  EXPECT_NE(got[0].flags & IORING_CQE_F_MORE, 0u) << "still armed";
+  EXPECT_NE(got[0].flags & io::completion_flags::buffer, 0u);
+  EXPECT_NE(got[0].flags & io::completion_flags::more, 0u) << "still armed";
   const Backend::Received r = io.received(0, got[0].flags, got[0].res);
   EXPECT_EQ(r.len, 5u);
   EXPECT_EQ(std::string(r.data, r.len), "hello");
@@ -86,7 +86,7 @@ TEST_F(EpollBackend, a_multishot_receive_delivers_each_arrival_in_a_pool_buffer_
   got = reap(1);
   ASSERT_EQ(got.size(), 1u);
   EXPECT_EQ(got[0].res, 0) << "the peer's FIN";
-  EXPECT_EQ(got[0].flags & IORING_CQE_F_MORE, 0u) << "the receive ended";
+  EXPECT_EQ(got[0].flags & io::completion_flags::more, 0u) << "the receive ended";
   io.close(mine, 0);
 }
 
@@ -112,7 +112,7 @@ TEST_F(EpollBackend, an_empty_pool_ends_the_receive_with_enobufs_and_a_rearm_res
   ASSERT_EQ(got.size(), buffers + 1);
   for (std::uint32_t i = 0; i < buffers; ++i) EXPECT_EQ(got[i].res, std::int32_t(buffer_bytes));
   EXPECT_EQ(got[buffers].res, -ENOBUFS);
-  EXPECT_EQ(got[buffers].flags & IORING_CQE_F_MORE, 0u) << "the receive is disarmed, as io_uring's";
+  EXPECT_EQ(got[buffers].flags & io::completion_flags::more, 0u) << "the receive is disarmed, as io_uring's";
   for (std::uint32_t i = 0; i < buffers; ++i) io.give_back_flags(got[i].flags, got[i].res);
   io.receive(mine, tag(Op::recv));
   got = reap(1);
@@ -130,7 +130,7 @@ TEST_F(EpollBackend, a_single_shot_receive_delivers_once) {
   ASSERT_EQ(::write(peer, "ab", 2), 2);
   auto got = reap(1);
   ASSERT_EQ(got.size(), 1u);
-  EXPECT_EQ(got[0].flags & IORING_CQE_F_MORE, 0u);
+  EXPECT_EQ(got[0].flags & io::completion_flags::more, 0u);
   io.give_back_flags(got[0].flags, got[0].res);
   ASSERT_EQ(::write(peer, "cd", 2), 2);
   EXPECT_TRUE(reap(1, 5).empty()) << "not armed: nothing read";
@@ -238,7 +238,7 @@ TEST(EpollBackendWithoutPwait2, waits_with_epoll_wait_and_completes_the_same) {
   io.receive(fds[0], tag(Op::recv));
   ASSERT_EQ(::write(fds[1], "x", 1), 1);
   __kernel_timespec ts{0, 1'500'000};  // 1.5 ms: waited as 2
-  io.timeout(&ts, tag(Op::tick, uring::slot_max, 0));
+  io.timeout(&ts, tag(Op::tick, io::slot_max, 0));
   std::array<io::Completion, io::reap_batch_max> batch;
   std::vector<io::Completion> got;
   for (int i = 0; i < 100 && got.size() < 2; ++i) {
@@ -257,10 +257,10 @@ TEST(EpollBackendWithoutPwait2, waits_with_epoll_wait_and_completes_the_same) {
 
 TEST_F(EpollBackend, a_timeout_completes_with_etime_once_due) {
   __kernel_timespec ts{0, 20'000'000};
-  io.timeout(&ts, tag(Op::tick, uring::slot_max, 0));
+  io.timeout(&ts, tag(Op::tick, io::slot_max, 0));
   const auto got = reap(1);
   ASSERT_EQ(got.size(), 1u);
-  EXPECT_EQ(got[0].user_data, tag(Op::tick, uring::slot_max, 0));
+  EXPECT_EQ(got[0].user_data, tag(Op::tick, io::slot_max, 0));
   EXPECT_EQ(got[0].res, -ETIME);
 }
 

@@ -4,9 +4,9 @@
 
 #include <cerrno>
 
-#include "core/uring/errno_class.hpp"
+#include "core/io/errno_class.hpp"
 
-namespace ringhttp::uring {
+namespace ringhttp::io {
 namespace {
 
 TEST(ErrnoClass, results_at_or_above_zero_are_ok) {
@@ -42,4 +42,4 @@ TEST(ErrnoClass, an_errno_not_named_is_a_peer_gone_never_a_bug) {
 }
 
 }  // namespace
-}  // namespace ringhttp::uring
+}  // namespace ringhttp::io

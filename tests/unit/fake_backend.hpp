@@ -6,7 +6,7 @@
 // shard_session_test.cpp share it.
 
 #include <gtest/gtest.h>
-#include <liburing.h>
+#include <linux/time_types.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 
@@ -17,13 +17,14 @@
 #include <string_view>
 #include <vector>
 
+#include "core/io/backend.hpp"
 #include "core/io/completion.hpp"
 #include "core/net/address.hpp"
-#include "core/uring/user_data.hpp"
+#include "core/io/user_data.hpp"
 
 namespace ringhttp::testing_support {
 
-using uring::Op;
+using io::Op;
 
 // Records what is asked; hands out buffers the test fills.
 class FakeIo {
@@ -56,6 +57,7 @@ class FakeIo {
     for (std::uint32_t b = buffers; b > 0; --b) free_.push_back(std::int32_t(b - 1));
     return {};
   }
+  int open_socket(int, std::uint32_t) { return next_fd++; }
   void close(int fd, std::uint32_t) { closed.push_back(fd); }
   void close_accepted(int fd) { closed.push_back(fd); }
   bool receive(int, std::uint64_t tag, bool multishot) {
@@ -74,6 +76,7 @@ class FakeIo {
   }
   void cancel(std::uint64_t target, std::uint64_t tag) { asked.push_back({Op::cancel, tag, target, false, {}}); }
   void shutdown(int, int, std::uint64_t tag) { asked.push_back({Op::shutdown, tag, 0, false, {}}); }
+  void reset(int, std::uint64_t tag) { asked.push_back({Op::shutdown, tag, 0, false, "reset"}); }
   void accept(int, std::uint64_t tag, bool, sockaddr* = nullptr, socklen_t* = nullptr) {
     asked.push_back({Op::accept, tag, 0, true, {}});
   }
@@ -85,7 +88,7 @@ class FakeIo {
   void connect(int, const net::Address&, std::uint64_t tag) { asked.push_back({Op::connect, tag, 0, false, {}}); }
   std::uint64_t sq_full_flushes() const { return 0; }
   Received received(std::uint32_t, std::uint32_t flags, std::int32_t res) {
-    const auto id = std::int32_t(flags >> IORING_CQE_BUFFER_SHIFT);
+    const auto id = std::int32_t(flags >> io::completion_flags::buffer_id_shift);
     return {memory_.data() + std::size_t(id) * buffer_bytes, std::uint32_t(res), id};
   }
   static bool next_received(Received&) { return false; }
@@ -95,10 +98,12 @@ class FakeIo {
     free_.push_back(id);
   }
   void give_back_flags(std::uint32_t flags, std::int32_t) {
-    if ((flags & IORING_CQE_F_BUFFER) != 0) give_back(std::int32_t(flags >> IORING_CQE_BUFFER_SHIFT));
+    if ((flags & io::completion_flags::buffer) != 0) give_back(std::int32_t(flags >> io::completion_flags::buffer_id_shift));
   }
   std::uint32_t submit_and_reap(std::span<io::Completion>) { return 0; }
   std::uint32_t submit_and_reap(std::span<io::Completion>, __kernel_timespec) { return 0; }
+  static bool can_batch_wait() { return false; }
+  static void set_batch_wait(std::uint32_t, std::uint32_t) {}
   const io::SyscallCounts& syscalls() const { return syscalls_; }
   void reset_syscalls() {}
 
@@ -110,17 +115,19 @@ class FakeIo {
     free_.pop_back();
     std::memcpy(memory_.data() + std::size_t(id) * buffer_bytes, bytes.data(), bytes.size());
     return {tag, std::int32_t(bytes.size()),
-            IORING_CQE_F_BUFFER | (std::uint32_t(id) << IORING_CQE_BUFFER_SHIFT) | (more ? IORING_CQE_F_MORE : 0)};
+            io::completion_flags::buffer | (std::uint32_t(id) << io::completion_flags::buffer_id_shift) | (more ? io::completion_flags::more : 0)};
   }
   std::size_t buffers_free() const { return free_.size(); }
 
   std::vector<Asked> asked;
   std::vector<int> closed;
+  int next_fd = 100;  // open_socket's
 
  private:
   std::vector<char> memory_;
   std::vector<std::int32_t> free_;
   io::SyscallCounts syscalls_;
 };
+static_assert(io::Backend<FakeIo>, "core/io/backend.hpp: the fake offers what every backend offers");
 
 }  // namespace ringhttp::testing_support

@@ -12,7 +12,7 @@ namespace ringhttp::server {
 namespace {
 
 struct Pool : testing::Test {
-  uring::SlotTable<Connection> table;
+  io::SlotTable<Connection> table;
   OutputPool pool{table};
   std::vector<Connection*> conns;
 

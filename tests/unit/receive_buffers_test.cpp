@@ -15,6 +15,7 @@
 #include "core/uring/compat.hpp"
 #include "core/uring/features.hpp"
 #include "core/uring/receive_buffers.hpp"
+#include "tests/socket/support/kernel_features.hpp"  // what the kernel offers, asked of it, not of the product
 
 namespace ringhttp::uring {
 namespace {
@@ -104,7 +105,7 @@ std::string joined(const std::vector<Piece>& pieces) {
 }
 
 TEST(ReceiveBuffers, a_bundle_is_handed_out_as_one_piece_per_buffer_in_ring_order) {
-  if (!probe_kernel().recv_bundle) GTEST_SKIP() << "no IORING_RECVSEND_BUNDLE (6.10)";
+  if (!socket_test::kernel_has_recv_bundle()) GTEST_SKIP() << "no IORING_RECVSEND_BUNDLE (6.10)";
   Receiver r(true, false, 4);
   const std::string first = pattern(150, 'a');
   r.send(first);
@@ -140,7 +141,7 @@ TEST(ReceiveBuffers, a_bundle_is_handed_out_as_one_piece_per_buffer_in_ring_orde
 }
 
 TEST(ReceiveBuffers, an_incremental_buffer_fills_in_parts_and_returns_when_done_and_given_back) {
-  if (!probe_kernel().incremental_buffers) GTEST_SKIP() << "no IOU_PBUF_RING_INC (6.12)";
+  if (!socket_test::kernel_has_incremental_buffers()) GTEST_SKIP() << "no IOU_PBUF_RING_INC (6.12)";
   Receiver r(false, true, 2);
   r.send("0123456789");
   std::vector<Piece> a = r.receive(10);
@@ -186,8 +187,9 @@ TEST(ReceiveBuffers, an_incremental_buffer_fills_in_parts_and_returns_when_done_
 }
 
 TEST(ReceiveBuffers, a_bundle_from_an_incremental_ring_starts_in_the_part_filled_buffer) {
-  const Features kernel = probe_kernel();
-  if (!kernel.recv_bundle || !kernel.incremental_buffers) GTEST_SKIP() << "needs 6.12";
+  if (!socket_test::kernel_has_recv_bundle() || !socket_test::kernel_has_incremental_buffers()) {
+    GTEST_SKIP() << "needs 6.12";
+  }
   Receiver r(true, true, 4);
   r.send("0123456789");
   std::vector<Piece> a = r.receive(10);

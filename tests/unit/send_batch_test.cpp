@@ -1,6 +1,6 @@
 // build_send_batch alone: which iovecs one send carries for a queue of
 // responses, and what its completion retires. The socket tests prove the
-// same behaviour end to end through Shard::flush.
+// same behaviour end to end through Session::flush.
 
 #include "server/send_batch.hpp"
 

@@ -20,18 +20,13 @@
 #include <vector>
 
 #include "server/shard.ipp"
-#include "server/shard_close.ipp"
 #include "server/shard_db.ipp"
-#include "server/shard_input.ipp"
-#include "server/shard_output.ipp"
-#include "server/shard_respond.ipp"
-#include "server/shard_tls.ipp"
 #include "tests/unit/fake_backend.hpp"
 
 namespace ringhttp::server {
 
 using testing_support::FakeIo;
-using uring::Op;
+using io::Op;
 
 // The shard's private hooks, for the tests.
 struct ShardTestAccess {
@@ -69,7 +64,7 @@ class ShardSession : public testing::Test {
                                              nullptr, counters_, std::span<const ShardCounters* const>(all_));
     ASSERT_TRUE(ShardTestAccess::setup(*shard_));
     // A connection accepted.
-    batch({{uring::encode({Op::accept, Shard<FakeIo>::shard_slot, 0}), client_fd, IORING_CQE_F_MORE}});
+    batch({{io::encode({Op::accept, Shard<FakeIo>::shard_slot, 0}), client_fd, io::completion_flags::more}});
     ASSERT_EQ(counters_.connections_accepted.read(), 1u);
     ASSERT_EQ(last().op, Op::recv);
     recv_tag_ = last().tag;
@@ -80,7 +75,7 @@ class ShardSession : public testing::Test {
   const FakeIo::Asked& last() { return io().asked.back(); }
   void batch(std::vector<io::Completion> completions) { ShardTestAccess::batch(*shard_, completions); }
   io::Completion deliver(std::string_view bytes, bool more = true) { return io().deliver(recv_tag_, bytes, more); }
-  std::uint64_t tag(Op op) { return uring::tag(op, conn()); }
+  std::uint64_t tag(Op op) { return io::tag(op, conn()); }
   // The sends asked since index `from`.
   std::vector<std::string> sends_since(std::size_t from) {
     std::vector<std::string> out;

@@ -4,9 +4,9 @@
 // full table that says so instead of growing.
 #include <gtest/gtest.h>
 
-#include "core/uring/slot_table.hpp"
+#include "core/io/slot_table.hpp"
 
-namespace ringhttp::uring {
+namespace ringhttp::io {
 namespace {
 
 struct TestSlot {
@@ -86,4 +86,4 @@ TEST(InFlight, counts_operations_and_is_none_only_at_zero) {
 }
 
 }  // namespace
-}  // namespace ringhttp::uring
+}  // namespace ringhttp::io

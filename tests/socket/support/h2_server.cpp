@@ -123,6 +123,7 @@ void H2Server::serve(int fd) {
   H2ServerSession session(misbehaves ? behaviour_ : H2Behaviour::normal, options_, counts_, request_serial_);
   std::vector<char> input(read_bytes);
   while (!stop_) {
+    session.on_poll();
     const std::string output = session.take_output();
     if (!output.empty() && !transport.write_all(output, stop_)) return;
     if (session.finished()) {

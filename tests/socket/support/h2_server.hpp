@@ -39,8 +39,9 @@ enum class H2Behaviour {
   rst_mid_response,
   // Holds complete requests unanswered until goaway_open_streams of them
   // are open, then sends GOAWAY(goaway_error) whose last_stream_id is the
-  // lowest of them, answers that one and closes the connection (the streams
-  // above it are left unanswered, as RFC 9113 says a client must retry).
+  // lowest of them, answers that one (see covered_answer_waits_for_retry)
+  // and closes the connection (the streams above it are left unanswered,
+  // as RFC 9113 says a client must retry).
   goaway_in_flight,
   // SETTINGS_INITIAL_WINDOW_SIZE 0 and never a WINDOW_UPDATE: a request
   // body can never be sent whole. Before a client has these SETTINGS it may
@@ -87,6 +88,14 @@ struct H2ServerOptions {
   // that at least one stream is above last_stream_id), and its error code.
   std::uint32_t goaway_open_streams = 2;
   std::uint32_t goaway_error = h2_error::no_error;
+  // goaway_in_flight: the covered stream is answered only once the client
+  // has opened a new connection (or after 2 s), so that the GOAWAY is
+  // taken in before that answer: when both arrive together, curl 7.88 may
+  // finish the covered stream first, close the connection and fail the
+  // refused streams (exit 16) instead of sending them again. A client that
+  // opens no new connection while one is busy (ours, with -c) is answered
+  // at once, as real servers do.
+  bool covered_answer_waits_for_retry = false;
   // SETTINGS_MAX_CONCURRENT_STREAMS where the behaviour does not set it.
   std::uint32_t max_concurrent_streams = 100;
 };

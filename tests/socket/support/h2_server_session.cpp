@@ -21,6 +21,10 @@ constexpr std::uint8_t flags_end_stream_end_headers = 0x1 | 0x4;
 constexpr std::uint8_t hpack_index_zero = 0x80;
 constexpr std::size_t frame_header_bytes = 9;
 
+// goaway_in_flight: how long the covered stream's answer waits for the
+// client to send the refused streams again on a new connection.
+constexpr std::chrono::milliseconds retry_wait{2'000};
+
 nghttp2_nv field(const char* name, const char* value) {
   return {reinterpret_cast<std::uint8_t*>(const_cast<char*>(name)),
           reinterpret_cast<std::uint8_t*>(const_cast<char*>(value)), std::strlen(name), std::strlen(value),
@@ -128,7 +132,20 @@ void H2ServerSession::hold_for_goaway(std::int32_t id) {
   if (++held_ < std::max<std::uint32_t>(options_.goaway_open_streams, 2)) return;
   const auto lowest = std::find_if(streams_.begin(), streams_.end(), [](const auto& open) { return open.second.held; });
   send_goaway(lowest->first, options_.goaway_error);
-  respond(lowest->first, Body::whole);
+  if (!options_.covered_answer_waits_for_retry) {
+    respond(lowest->first, Body::whole);
+    return;
+  }
+  answer_after_retry_ = lowest->first;
+  connections_at_goaway_ = counts_.connections.load();
+  answer_by_ = std::chrono::steady_clock::now() + retry_wait;
+}
+
+void H2ServerSession::on_poll() {
+  if (answer_after_retry_ < 0) return;
+  if (counts_.connections.load() == connections_at_goaway_ && std::chrono::steady_clock::now() < answer_by_) return;
+  respond(answer_after_retry_, Body::whole);
+  answer_after_retry_ = -1;
 }
 
 void H2ServerSession::respond(std::int32_t id, Body body) {

@@ -6,6 +6,7 @@
 #include <nghttp2/nghttp2.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -33,6 +34,9 @@ class H2ServerSession {
   // Whether the connection is over: failed, or a GOAWAY sent and every
   // stream it covers closed, or nghttp2 wants neither to read nor to write.
   bool finished() const;
+  // Called between reads: what waits for time or for other connections
+  // (goaway_in_flight's held answer) is done when its moment has come.
+  void on_poll();
 
  private:
   enum class Body { whole, cut, stalled };
@@ -68,6 +72,11 @@ class H2ServerSession {
   std::uint32_t requests_ = 0;               // on this connection
   std::uint32_t held_ = 0;                   // goaway_in_flight: complete requests not answered yet
   std::int32_t goaway_last_stream_id_ = -1;  // -1: no GOAWAY sent
+  // goaway_in_flight: the covered stream, answered once the client has
+  // taken in the GOAWAY (a new connection came) or at answer_by_.
+  std::int32_t answer_after_retry_ = -1;
+  std::uint32_t connections_at_goaway_ = 0;
+  std::chrono::steady_clock::time_point answer_by_;
   std::string raw_output_;
   bool failed_ = false;
 };

@@ -108,19 +108,20 @@ bool connects_unix(const std::string& path) {
 
 }  // namespace
 
-bool nginx_available() { return ::access(Nginx::nginx_path, X_OK) == 0 && on_path("openssl"); }
-
-std::string nginx_unavailable_reason() {
+testing::AssertionResult nginx_installed() {
   if (::access(Nginx::nginx_path, X_OK) != 0) {
-    return std::string("needs nginx at ") + Nginx::nginx_path + " (tools/install-deps.sh installs nginx-light)";
+    return testing::AssertionFailure() << "needs nginx at " << Nginx::nginx_path
+                                       << " (Debian: nginx-light; tools/install-deps.sh installs it)";
   }
-  if (!on_path("openssl")) return "needs the openssl command (tools/install-deps.sh installs openssl)";
-  return "";
+  if (!on_path("openssl")) {
+    return testing::AssertionFailure() << "needs the openssl command (Debian: openssl; tools/install-deps.sh installs it)";
+  }
+  return testing::AssertionSuccess();
 }
 
 Nginx::Nginx(NginxOptions options) : options_(options) {
-  if (::access(nginx_path, X_OK) != 0 || (options_.tls && !nginx_available())) {
-    throw std::runtime_error("nginx fixture: " + nginx_unavailable_reason());
+  if (const testing::AssertionResult installed = nginx_installed(); !installed) {
+    throw std::runtime_error(std::string("nginx fixture: ") + installed.message());
   }
   std::string dir_template = testing::TempDir() + "ringhttp_nginx.XXXXXX";
   if (::mkdtemp(dir_template.data()) == nullptr) {

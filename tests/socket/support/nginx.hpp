@@ -24,6 +24,8 @@
 
 #include <sys/types.h>
 
+#include <gtest/gtest.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -55,11 +57,10 @@ struct NginxOptions {
 };
 
 // Whether the tests can start one: /usr/sbin/nginx is executable and the
-// openssl command is on PATH (tools/install-deps.sh installs nginx-light and
-// openssl). For GTEST_SKIP() << nginx_unavailable_reason(). (A plain HTTP
-// Nginx needs only the nginx binary.)
-bool nginx_available();
-std::string nginx_unavailable_reason();
+// openssl command is on PATH. tools/install-deps.sh installs both
+// (nginx-light, openssl), so a test that needs nginx asserts this and fails,
+// naming the package, where either is missing: ASSERT_TRUE(nginx_installed()).
+testing::AssertionResult nginx_installed();
 
 class Nginx {
  public:

@@ -22,7 +22,7 @@
 
 #include <cstdint>
 
-namespace ringhttp::uring {
+namespace ringhttp::io {
 
 enum class ErrnoClass : std::uint8_t { ok, cancelled, retry, peer_gone, exhausted, bug };
 
@@ -31,4 +31,4 @@ ErrnoClass classify(std::int32_t res);
 
 const char* name(ErrnoClass c);
 
-}  // namespace ringhttp::uring
+}  // namespace ringhttp::io

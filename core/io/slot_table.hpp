@@ -29,9 +29,9 @@
 #include <string>
 #include <vector>
 
-#include "core/uring/user_data.hpp"
+#include "core/io/user_data.hpp"
 
-namespace ringhttp::uring {
+namespace ringhttp::io {
 
 template <typename Slot>
 class SlotTable {
@@ -131,4 +131,4 @@ struct InFlight {
   bool none() const { return count == 0; }
 };
 
-}  // namespace ringhttp::uring
+}  // namespace ringhttp::io

@@ -10,7 +10,7 @@
 
 #include <cstdint>
 
-namespace ringhttp::uring {
+namespace ringhttp::io {
 
 enum class Op : std::uint8_t {
   none = 0,      // never submitted; a completion carrying it is a bug
@@ -51,4 +51,4 @@ static_assert(decode(encode({Op::send, slot_max, 0xffffffffu})).slot == slot_max
 static_assert(decode(encode({Op::send, 7, 0xffffffffu})).op == Op::send);
 static_assert(decode(encode({Op::recv, 7, 42})).generation == 42);
 
-}  // namespace ringhttp::uring
+}  // namespace ringhttp::io

@@ -4,32 +4,23 @@
 // of every state, checked on the tick, and the reclaim of an idle
 // connection when the table is full.
 
-#pragma once
-
-#include "server/shard.hpp"
-
-#include <sys/socket.h>
-#include <unistd.h>
+#include "server/http1/session.hpp"
 
 #include <cassert>
 
-#include "core/uring/errno_class.hpp"
+#include "core/io/errno_class.hpp"
 #include "server/reclaim_order.hpp"
 
-namespace ringhttp::server {
+namespace ringhttp::server::http1 {
 
-using uring::Op;
-
-template <typename Backend>
-void Shard<Backend>::begin_drain(Connection& conn) {
+void Session::begin_drain(Connection& conn) {
   if (conn.state != ConnState::open) return;
   conn.state = ConnState::draining;
   drop_held(conn);  // held input will never be parsed now
   conn.input_paused = false;
 }
 
-template <typename Backend>
-void Shard<Backend>::maybe_finish_drain(Connection& conn) {
+void Session::maybe_finish_drain(Connection& conn) {
   if (conn.state != ConnState::draining || conn.send_inflight || !conn.output_empty()) return;
   if (conn.peer_eof) {
     abort(conn);
@@ -42,30 +33,29 @@ void Shard<Backend>::maybe_finish_drain(Connection& conn) {
   // the response before the peer reads it.
   conn.state = ConnState::lingering;
   conn.linger_deadline_ms = now_ms_ + linger_ms;
-  engine_.shutdown(conn, SHUT_WR);
+  io_.shutdown_write(conn);
   if (!conn.rearm_recv && wants_receive(conn)) arm_recv(conn);
 }
 
-template <typename Backend>
-void Shard<Backend>::on_shutdown(Connection& conn, const io::Completion& c) {
+void Session::on_shutdown(Connection& conn, std::int32_t res) {
   // ENOTCONN: the peer reset first.
-  if (engine_.on_shutdown(conn, c) < 0) abort(conn);
-  maybe_release(conn);
+  if (res < 0) abort(conn);
+  if (conn.state == ConnState::closing) dirty_.mark(conn);  // to be freed
 }
 
-template <typename Backend>
-void Shard<Backend>::abort(Connection& conn) {
+void Session::abort(Connection& conn) {
   if (conn.state == ConnState::closing || conn.state == ConnState::free) return;
   conn.state = ConnState::closing;
-  counters_.cancellations.add(engine_.cancel_all(conn));
-  maybe_release(conn);
+  counters_.cancellations.add(io_.cancel_all(conn));
+  // Freed after the batch once nothing of it is in flight (maybe_release),
+  // at once if nothing was.
+  dirty_.mark(conn);
 }
 
-template <typename Backend>
-void Shard<Backend>::maybe_release(Connection& conn) {
+void Session::maybe_release(Connection& conn) {
   // Pending zero-copy notifications count as in flight: their bytes may
   // still be read by the kernel until then, and some live in this slot.
-  if (conn.state != ConnState::closing || !engine_.closed(conn)) return;
+  if (conn.state != ConnState::closing || !io::closed(conn)) return;
   drop_held(conn);
   tls_release(conn);
   conn.written_responses = 0;
@@ -73,10 +63,8 @@ void Shard<Backend>::maybe_release(Connection& conn) {
   return_output(conn);
   conn.state = ConnState::free;
   conn.metrics_queued = false;
-  assert(open_count_ > 0);
-  --open_count_;
   counters_.connections_closed.add();
-  engine_.release(conn);
+  io_.release(conn);
 }
 
 // Every state has a deadline. Lingering: the peer's FIN within linger_ms.
@@ -85,8 +73,7 @@ void Shard<Backend>::maybe_release(Connection& conn) {
 // Open: a header section within --header-timeout-ms of its first byte, a
 // body at --body-min-rate after --body-timeout-ms, and otherwise another
 // request within --idle-timeout-ms.
-template <typename Backend>
-void Shard<Backend>::check_timeouts(Connection& conn) {
+void Session::check_timeouts(Connection& conn) {
   switch (conn.state) {
     case ConnState::lingering:
       if (now_ms_ >= conn.linger_deadline_ms) abort(conn);
@@ -150,11 +137,10 @@ void Shard<Backend>::check_timeouts(Connection& conn) {
 // nothing queued or being sent) is closed to make room, in the order of
 // reclaim_order.hpp. A scan of the table: it runs only when the table is
 // full, once per newcomer.
-template <typename Backend>
-bool Shard<Backend>::reclaim_idle() {
+bool Session::reclaim_idle() {
   Connection* oldest = nullptr;
-  for (std::uint32_t i = 0; i < engine_.table().constructed(); ++i) {
-    Connection& c = engine_.table()[i];
+  for (std::uint32_t i = 0; i < table_.constructed(); ++i) {
+    Connection& c = table_[i];
     const bool idle = c.state == ConnState::open && !c.parser.in_message() && c.output_empty() && !c.send_inflight &&
                       c.held_empty();
     if (idle && (oldest == nullptr || reclaimed_before(c, *oldest))) oldest = &c;
@@ -165,4 +151,4 @@ bool Shard<Backend>::reclaim_idle() {
   return true;
 }
 
-}  // namespace ringhttp::server
+}  // namespace ringhttp::server::http1

@@ -4,21 +4,16 @@
 // before written bytes are reused; and the output blocks a busy connection
 // borrows, with their queue of waiters.
 
-#pragma once
-
-#include "server/shard.hpp"
+#include "server/http1/session.hpp"
 
 #include <cassert>
 #include <cerrno>
 
 #include "server/send_batch.hpp"
 
-namespace ringhttp::server {
+namespace ringhttp::server::http1 {
 
-using uring::Op;
-
-template <typename Backend>
-void Shard<Backend>::flush(Connection& conn) {
+void Session::flush(Connection& conn) {
   // Responses already written (and waiting for a zero-copy notification
   // before they leave the queue) are not sent again: the batch starts after
   // them.
@@ -33,13 +28,12 @@ void Shard<Backend>::flush(Connection& conn) {
 
 // Out of line: flush() is called after every completion that may have
 // made room, and most find nothing to send.
-template <typename Backend>
-void Shard<Backend>::send_pending(Connection& conn) {
+void Session::send_pending(Connection& conn) {
   const std::uint64_t total = prepare_batch(conn);
   if (total == 0) return;  // the first unsent response waits for a database result
   // With zc every byte the iovecs point at stays as it is until the send's
   // notification (release_written waits for it).
-  engine_.send_message(conn, &conn.output->msg, total);
+  io_.send_message(conn, &conn.output->msg, total);
   conn.send_progress_ms = now_ms_;
   counters_.sends.add();
 }
@@ -48,12 +42,11 @@ void Shard<Backend>::send_pending(Connection& conn) {
 // iovecs), and what it retires once written; its bytes, 0 when the first
 // unsent response waits for a database result. Both plain sends and TLS's
 // encryption start here.
-template <typename Backend>
-std::uint64_t Shard<Backend>::prepare_batch(Connection& conn) {
+std::uint64_t Session::prepare_batch(Connection& conn) {
   OutputBlock& out = *conn.output;
   const auto [n, total, retires, stream_bytes] =
       build_send_batch(out.out, conn.written_responses, date_.line(), out.iov,
-                       send_.mode == SendMode::zc ? std::span<char>() : std::span<char>(out.staging));
+                       zero_copy_ ? std::span<char>() : std::span<char>(out.staging));
   if (total == 0) return 0;
   out.msg = msghdr{};
   out.msg.msg_iov = out.iov.data();
@@ -63,18 +56,22 @@ std::uint64_t Shard<Backend>::prepare_batch(Connection& conn) {
   return total;
 }
 
-template <typename Backend>
-void Shard<Backend>::on_send(Connection& conn, const io::Completion& c) {
-  const io::Sent sent = engine_.on_send(conn, c);
+void Session::on_sent(Connection& conn, const io::Sent& sent) {
   if (sent.kind == io::Sent::Kind::failed) {
-    // EPIPE, ECONNRESET, ... (the peer is gone), or our own cancel.
+    // EPIPE, ECONNRESET, ... (the peer is gone), or our own cancel (the
+    // slot was closing already: it is freed after the batch).
     abort(conn);
-    maybe_release(conn);
+    return dirty_.mark(conn);
+  }
+  if (sent.kind == io::Sent::Kind::again) {
+    // Nothing written, made again by the engine: no progress either.
+    counters_.sends_again.add();
+    if (conn.state == ConnState::closing) dirty_.mark(conn);
     return;
   }
   counters_.bytes_sent.add(std::uint64_t(sent.res));
   conn.last_activity_ms = now_ms_;
-  if (conn.state == ConnState::closing) return maybe_release(conn);
+  if (conn.state == ConnState::closing) return dirty_.mark(conn);  // to be freed
   if (sent.kind == io::Sent::Kind::written) {
     // A short write: the engine sent the rest, from exactly the next unsent
     // byte.
@@ -89,19 +86,17 @@ void Shard<Backend>::on_send(Connection& conn, const io::Completion& c) {
   after_output_progress(conn);
 }
 
-template <typename Backend>
-void Shard<Backend>::on_send_notification(Connection& conn, const io::Completion& c) {
+void Session::on_notification(Connection& conn, bool copied) {
   counters_.zc_notifications.add();
-  if (engine_.on_send_notification(conn, c)) counters_.zc_copied.add();
-  if (conn.state == ConnState::closing) return maybe_release(conn);
+  if (copied) counters_.zc_copied.add();
+  if (conn.state == ConnState::closing) return dirty_.mark(conn);  // to be freed
   release_written(conn);
   after_output_progress(conn);
 }
 
 // Room may have appeared in the queue: read again if reading waited for it,
 // send what is queued, close if draining is done.
-template <typename Backend>
-void Shard<Backend>::after_output_progress(Connection& conn) {
+void Session::after_output_progress(Connection& conn) {
   if (conn.state == ConnState::open && conn.input_paused && can_take_more(conn)) resume_input(conn);
   flush(conn);
   maybe_finish_drain(conn);
@@ -111,8 +106,7 @@ void Shard<Backend>::after_output_progress(Connection& conn) {
 // ---------------------------------------------------------------------------
 // Output blocks: lent while a connection has output to make or send.
 
-template <typename Backend>
-bool Shard<Backend>::lend_output(Connection& conn) {
+bool Session::lend_output(Connection& conn) {
   if (!output_pool_.lend(conn)) return false;
   counters_.output_blocks_lent.set(output_pool_.lent());
   return true;
@@ -122,22 +116,20 @@ bool Shard<Backend>::lend_output(Connection& conn) {
 // nothing in flight any more (closing at zero), or nothing queued. The
 // oldest waiter, if any, gets it at once; its input resumes after the
 // batch's completions (after_batch).
-template <typename Backend>
-void Shard<Backend>::return_output(Connection& conn) {
+void Session::return_output(Connection& conn) {
   if (conn.output == nullptr) return;
   Connection* granted = output_pool_.give_back(conn);
   counters_.output_blocks_lent.set(output_pool_.lent());
   if (granted == nullptr) return;
   granted->output_granted = true;
-  mark_dirty(*granted);
+  dirty_.mark(*granted);
 }
 
 // A block goes back as soon as nothing refers to it: no request in
 // progress (an open connection's parser keeps it in the block), no
 // response queued or written and awaiting a zero-copy notification, no
 // send in flight. Between requests an idle keep-alive connection holds none.
-template <typename Backend>
-void Shard<Backend>::maybe_return_output(Connection& conn) {
+void Session::maybe_return_output(Connection& conn) {
   if (conn.output == nullptr || conn.state == ConnState::closing || conn.state == ConnState::free) return;
   if (conn.state == ConnState::open && conn.parser.in_message()) return;
   if (!conn.output->out.empty() || conn.output->tls_len > 0 || conn.send_inflight || conn.zc_pending > 0) return;
@@ -145,8 +137,7 @@ void Shard<Backend>::maybe_return_output(Connection& conn) {
   return_output(conn);
 }
 
-template <typename Backend>
-void Shard<Backend>::wait_for_output(Connection& conn) {
+void Session::wait_for_output(Connection& conn) {
   output_pool_.wait(conn);
   conn.waiting_since_ms = now_ms_;
   counters_.output_block_waits.add();
@@ -156,8 +147,7 @@ void Shard<Backend>::wait_for_output(Connection& conn) {
 // the front of the queue, and a stream left in progress moves on (its next
 // chunk comes from the static pattern block, so no byte a pending
 // notification covers is rewritten).
-template <typename Backend>
-void Shard<Backend>::retire_sent(Connection& conn) {
+void Session::retire_sent(Connection& conn) {
   conn.written_responses += conn.send_retires;
   assert(conn.output != nullptr);
   assert(conn.written_responses <= conn.output->out.size());
@@ -179,8 +169,7 @@ void Shard<Backend>::retire_sent(Connection& conn) {
 // notifications rather than matching each to its batch makes that hold
 // whatever order notifications arrive in; in the other send modes none is
 // ever pending and responses leave as soon as they are written.
-template <typename Backend>
-void Shard<Backend>::release_written(Connection& conn) {
+void Session::release_written(Connection& conn) {
   if (conn.zc_pending > 0 || conn.written_responses == 0) return;
   assert(conn.output != nullptr);
   for (std::uint32_t i = 0; i < conn.written_responses; ++i) {
@@ -190,4 +179,4 @@ void Shard<Backend>::release_written(Connection& conn) {
   conn.written_responses = 0;
 }
 
-}  // namespace ringhttp::server
+}  // namespace ringhttp::server::http1

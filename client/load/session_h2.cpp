@@ -1,29 +1,24 @@
-#pragma once
-// The worker's HTTP/2 side (--http2, --http2-prior-knowledge): the
-// connection's session takes the place of the response parser, and its
-// streams the place of the pipelined batch. The socket, TLS, the send and
-// the receive are the worker's own, as for HTTP/1.1 (worker.cpp).
+// The load session's HTTP/2 side (--http2, --http2-prior-knowledge): the
+// connection's HTTP/2 session takes the place of the response parser, and
+// its streams the place of the pipelined batch. The socket, TLS, the send
+// and the receive are as for HTTP/1.1 (session_*.cpp).
 //
 // Counting: a stream that ends alone (a response, a reset, a stream
 // error) is counted alone; a connection that fails counts one error, and
 // its streams in flight are finished as failures, as a failed HTTP/1.1
 // batch is. A refused stream is not an error: its request is sent again,
 // and timed from its first send.
-//
-// Member templates of Worker, included by worker.cpp alone, which
-// instantiates them with the rest of the worker for both backends.
+
+#include "client/load/session.hpp"
 
 #include <nghttp2/nghttp2.h>
 
 #include <algorithm>
 #include <cassert>
 
-#include "client/load/worker.hpp"
-
 namespace ringhttp::client {
 
-template <typename Backend>
-void Worker<Backend>::h2_open(Connection& conn) {
+void LoadSession::h2_open(Connection& conn) {
   H2Link& h2 = *conn.h2;
   assert(h2.free.size() == h2.streams.size() && conn.outstanding == 0);
   conn.send_offset = conn.send_end = conn.then_len = 0;
@@ -36,8 +31,7 @@ void Worker<Backend>::h2_open(Connection& conn) {
 
 // https: the server must choose h2 by ALPN; one that does not would be
 // answered in a protocol it does not expect, so the run stops and says so.
-template <typename Backend>
-bool Worker<Backend>::h2_alpn_chosen(Connection& conn) {
+bool LoadSession::h2_alpn_chosen(Connection& conn) {
   if (conn.tls.alpn() == "h2") return true;
   if (gave_up_.empty()) {
     std::string chose = "none";
@@ -55,23 +49,21 @@ bool Worker<Backend>::h2_alpn_chosen(Connection& conn) {
   return false;
 }
 
-template <typename Backend>
-void Worker<Backend>::h2_receive(Connection& conn, const char* data, std::uint32_t len) {
+void LoadSession::h2_receive(Connection& conn, const char* data, std::uint32_t len) {
   H2Link& h2 = *conn.h2;
   if (h2.broken || h2.leaving) return;  // nothing more is read: the GOAWAY is on its way out
   if (h2.session.receive(data, len) != http2::ClientSession::Status::ok) h2_break(conn);
   // New streams in the places freed, and the session's answers (SETTINGS
   // ACK, PING, WINDOW_UPDATE), once the batch's completions are all read:
   // one send for every response the batch brought this connection.
-  mark_dirty(conn);
+  dirty_->mark(conn);
 }
 
 // The server broke the protocol (a bad frame or header block): one
 // protocol error, the streams in flight failed with it, and the session's
 // GOAWAY with the error's code (RFC 9113 section 5.4.1) sent before the
 // socket closes, within --timeout.
-template <typename Backend>
-void Worker<Backend>::h2_break(Connection& conn) {
+void LoadSession::h2_break(Connection& conn) {
   H2Link& h2 = *conn.h2;
   if (h2.broken) return;
   h2.broken = true;
@@ -82,16 +74,14 @@ void Worker<Backend>::h2_break(Connection& conn) {
 }
 
 // What the session has queued goes out: sent (h2c) or handed to TLS.
-template <typename Backend>
-void Worker<Backend>::h2_flush(Connection& conn) {
+void LoadSession::h2_flush(Connection& conn) {
   if (tls_ != nullptr) return pump_tls(conn);
   if (!conn.send_inflight && h2_next_output(conn)) submit_send(conn);
 }
 
 // Opens a stream for every request due while the session allows, then
 // sends what the session has queued: one send for all of it.
-template <typename Backend>
-void Worker<Backend>::h2_send(Connection& conn) {
+void LoadSession::h2_send(Connection& conn) {
   if (conn.state != ConnState::open) return;
   H2Link& h2 = *conn.h2;
   // --requests-per-connection: the socket's streams are spent, and the
@@ -143,8 +133,7 @@ void Worker<Backend>::h2_send(Connection& conn) {
   h2_flush(conn);
 }
 
-template <typename Backend>
-bool Worker<Backend>::h2_submit(Connection& conn, const StreamRequest& request) {
+bool LoadSession::h2_submit(Connection& conn, const StreamRequest& request) {
   H2Link& h2 = *conn.h2;
   StreamRequest* place = h2.take_place();
   assert(place != nullptr && "can_submit() keeps the streams within their places");
@@ -174,8 +163,7 @@ bool Worker<Backend>::h2_submit(Connection& conn, const StreamRequest& request) 
 
 // The session's queued frames as the next range to send (or to hand to
 // TLS); false when it has none. Called only with no range left in flight.
-template <typename Backend>
-bool Worker<Backend>::h2_next_output(Connection& conn) {
+bool LoadSession::h2_next_output(Connection& conn) {
   H2Link& h2 = *conn.h2;
   const std::size_t n = h2.session.take_output(h2.out.get(), H2Link::out_bytes);
   // nghttp2 found a connection error in what it read: the GOAWAY it
@@ -191,8 +179,7 @@ bool Worker<Backend>::h2_next_output(Connection& conn) {
 // On the tick: a stream in flight past --timeout fails the connection, as
 // a late HTTP/1.1 response does; so does a server that lets no stream open
 // for --timeout while requests wait (SETTINGS_MAX_CONCURRENT_STREAMS 0).
-template <typename Backend>
-void Worker<Backend>::h2_check_deadlines(Connection& conn) {
+void LoadSession::h2_check_deadlines(Connection& conn) {
   H2Link& h2 = *conn.h2;
   if (h2.broken || h2.leaving) {
     // Its error is counted; a GOAWAY that could not leave in time is dropped.
@@ -219,8 +206,7 @@ void Worker<Backend>::h2_check_deadlines(Connection& conn) {
 
 // The server closed the connection. Streams it had not read (above its
 // GOAWAY's last) are sent again; any other still open was cut off.
-template <typename Backend>
-void Worker<Backend>::h2_peer_closed(Connection& conn) {
+void LoadSession::h2_peer_closed(Connection& conn) {
   H2Link& h2 = *conn.h2;
   if (h2.broken) return abort(conn);
   h2.ending = true;
@@ -230,8 +216,7 @@ void Worker<Backend>::h2_peer_closed(Connection& conn) {
   abort(conn);
 }
 
-template <typename Backend>
-void Worker<Backend>::on_stream_done(Connection& conn, const StreamRequest& stream, const http2::StreamResult& r) {
+void LoadSession::on_stream_done(Connection& conn, const StreamRequest& stream, const http2::StreamResult& r) {
   // A connection that failed, closed or broke counted its streams then,
   // and one that is ending counts those that end broken with itself.
   if (conn.state != ConnState::open || conn.h2->broken) return;
@@ -264,8 +249,7 @@ void Worker<Backend>::on_stream_done(Connection& conn, const StreamRequest& stre
   }
 }
 
-template <typename Backend>
-void Worker<Backend>::on_goaway(Connection& conn, std::int32_t, std::uint32_t error_code) {
+void LoadSession::on_goaway(Connection& conn, std::int32_t, std::uint32_t error_code) {
   if (conn.state != ConnState::open) return;
   if (measuring_ && !stopping_) ++stats_.h2.goaways;
   // NO_ERROR is a graceful close (a server's limit of requests per

@@ -8,16 +8,14 @@
 // many sends, each started when the last is done. Nothing here allocates:
 // OpenSSL's own record buffers come and go with SSL_MODE_RELEASE_BUFFERS.
 
-#pragma once
-
-#include "server/shard.hpp"
+#include "server/http1/session.hpp"
 
 #include <cassert>
 #include <cstring>
 
 #include "core/io/send_cursor.hpp"
 
-namespace ringhttp::server {
+namespace ringhttp::server::http1 {
 namespace tls_detail {
 
 // The answer to a plain HTTP request on the HTTPS port, in plain HTTP (as
@@ -34,8 +32,7 @@ static_assert(plain_http_body.size() == 45 && plain_http_answer.ends_with(plain_
 
 }  // namespace tls_detail
 
-template <typename Backend>
-void Shard<Backend>::tls_start(Connection& conn) {
+void Session::tls_start(Connection& conn) {
   assert(tls_ != nullptr);
   std::string error;
   if (!tls_->start(conn.tls, error)) {
@@ -53,12 +50,11 @@ void Shard<Backend>::tls_start(Connection& conn) {
 // plaintext is parsed one at a time. The connection has its output block:
 // what OpenSSL writes meanwhile (handshake messages, tickets, alerts) goes
 // to its ciphertext area, sent after the batch.
-template <typename Backend>
-void Shard<Backend>::tls_consume(Connection& conn, InputChunk chunk) {
+void Session::tls_consume(Connection& conn, InputChunk chunk) {
   assert(conn.output != nullptr && !chunk.decrypted);
   OutputBlock& out = *conn.output;
   tls::Wire wire{chunk.data, chunk.len, out.tls_out.data(), out.tls_len, out.tls_out.size()};
-  mark_dirty(conn);
+  dirty_.mark(conn);
   while (conn.state == ConnState::open) {
     const bool was_done = conn.tls.handshake_done();
     std::size_t n = 0;
@@ -115,8 +111,7 @@ void Shard<Backend>::tls_consume(Connection& conn, InputChunk chunk) {
 
 // Holds plaintext the parser left, in front of what is held, copied into
 // spill blocks (a record's plaintext may be four blocks' worth).
-template <typename Backend>
-bool Shard<Backend>::hold_decrypted(Connection& conn, const char* data, std::uint32_t len) {
+bool Session::hold_decrypted(Connection& conn, const char* data, std::uint32_t len) {
   const std::uint32_t pieces = (len + recv_buffer_bytes - 1) / recv_buffer_bytes;
   for (std::uint32_t i = pieces; i > 0; --i) {
     const std::uint32_t from = (i - 1) * recv_buffer_bytes;
@@ -135,8 +130,7 @@ bool Shard<Backend>::hold_decrypted(Connection& conn, const char* data, std::uin
   return true;
 }
 
-template <typename Backend>
-void Shard<Backend>::tls_handshake_done(Connection& conn) {
+void Session::tls_handshake_done(Connection& conn) {
   assert(tls_handshakes_ > 0);
   counters_.tls_handshakes_inflight.set(--tls_handshakes_);
   if (conn.tls.resumed()) {
@@ -151,8 +145,7 @@ void Shard<Backend>::tls_handshake_done(Connection& conn) {
 // The session failed: counted by its reason. The alert OpenSSL wrote, if
 // any, is sent, then the connection is closed (tls_on_sent); a plain HTTP
 // request is answered 400 in plain HTTP instead.
-template <typename Backend>
-void Shard<Backend>::tls_failed(Connection& conn) {
+void Session::tls_failed(Connection& conn) {
   if (conn.tls.handshake_done()) {
     counters_.tls_failures.add();
   } else {
@@ -170,13 +163,12 @@ void Shard<Backend>::tls_failed(Connection& conn) {
   }
   if (conn.output == nullptr || conn.output->tls_len == 0) return abort(conn);
   begin_drain(conn);  // input discarded from here
-  mark_dirty(conn);
+  dirty_.mark(conn);
 }
 
 // Encrypts what is queued, after what the area holds already, and sends
 // the area. Starts a batch when none is in progress.
-template <typename Backend>
-void Shard<Backend>::tls_flush(Connection& conn) {
+void Session::tls_flush(Connection& conn) {
   assert(conn.output != nullptr && !conn.send_inflight);
   OutputBlock& out = *conn.output;
   const bool can_write = conn.tls.handshake_done() && !conn.tls.failed() && !conn.tls.close_queued();
@@ -202,15 +194,18 @@ void Shard<Backend>::tls_flush(Connection& conn) {
   }
   if (out.tls_len == 0) return;
   out.tls_sending = out.tls_len;
-  engine_.send(conn, out.tls_out.data(), out.tls_len);
+  out.tls_iov = {out.tls_out.data(), out.tls_len};
+  out.tls_msg = msghdr{};
+  out.tls_msg.msg_iov = &out.tls_iov;
+  out.tls_msg.msg_iovlen = 1;
+  io_.send_message(conn, &out.tls_msg, out.tls_len);
   conn.send_progress_ms = now_ms_;
   counters_.sends.add();
 }
 
 // The area's send is done. True when a batch is complete (retire it);
 // false when more of it was sent, or there was no batch.
-template <typename Backend>
-bool Shard<Backend>::tls_on_sent(Connection& conn) {
+bool Session::tls_on_sent(Connection& conn) {
   OutputBlock& out = *conn.output;
   assert(out.tls_sending > 0 && out.tls_sending <= out.tls_len);
   // What was written while the send was in flight moves to the start.
@@ -220,7 +215,6 @@ bool Shard<Backend>::tls_on_sent(Connection& conn) {
   out.tls_sending = 0;
   if (conn.tls.failed() && rest == 0) {
     abort(conn);  // the alert has gone
-    maybe_release(conn);
     return false;
   }
   if (!conn.tls.handshake_done() && !conn.tls.failed()) {
@@ -250,8 +244,7 @@ bool Shard<Backend>::tls_on_sent(Connection& conn) {
 
 // Queues the close_notify before the FIN of a connection that has drained.
 // True when it is being sent (the drain finishes after it).
-template <typename Backend>
-bool Shard<Backend>::tls_close_notify(Connection& conn) {
+bool Session::tls_close_notify(Connection& conn) {
   if (!conn.tls.started() || !conn.tls.handshake_done() || conn.tls.failed() || conn.tls.close_queued()) {
     return false;
   }
@@ -268,8 +261,7 @@ bool Shard<Backend>::tls_close_notify(Connection& conn) {
 
 // The connection is over: its handshake, if still in progress, is counted
 // as failed for `reason`, and its OpenSSL objects are freed.
-template <typename Backend>
-void Shard<Backend>::tls_release(Connection& conn, std::size_t reason) {
+void Session::tls_release(Connection& conn, std::size_t reason) {
   if (!conn.tls.started()) return;
   if (!conn.tls.handshake_done() && !conn.tls.failed()) {
     counters_.tls_handshake_failures[reason].add();
@@ -279,4 +271,4 @@ void Shard<Backend>::tls_release(Connection& conn, std::size_t reason) {
   conn.tls.reset();
 }
 
-}  // namespace ringhttp::server
+}  // namespace ringhttp::server::http1

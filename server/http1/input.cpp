@@ -4,26 +4,21 @@
 // spill blocks). Asks the output side for a block before parsing
 // (lend_output) and the close side to abort an overflowing connection.
 
-#pragma once
-
-#include "server/shard.hpp"
+#include "server/http1/session.hpp"
 
 #include <cassert>
 #include <cerrno>
 #include <cstring>
 
-#include "core/uring/errno_class.hpp"
+#include "core/io/errno_class.hpp"
 
-namespace ringhttp::server {
-
-using uring::Op;
+namespace ringhttp::server::http1 {
 
 // The one answer to "should a receive be armed now?": while the connection
 // is open and its input not paused, and while it drains or lingers (what
 // arrives then is read and discarded); never after the peer's FIN, and one
 // receive at a time. A pending re-arm (-ENOBUFS) is the caller's to weigh.
-template <typename Backend>
-bool Shard<Backend>::wants_receive(const Connection& conn) const {
+bool Session::wants_receive(const Connection& conn) const {
   if (conn.recv_armed || conn.peer_eof) return false;
   switch (conn.state) {
     case ConnState::open: return !conn.input_paused;
@@ -35,43 +30,38 @@ bool Shard<Backend>::wants_receive(const Connection& conn) const {
   return false;
 }
 
-template <typename Backend>
-void Shard<Backend>::arm_recv(Connection& conn) {
+void Session::arm_recv(Connection& conn) {
   assert(wants_receive(conn));
   assert(conn.state != ConnState::closing && conn.state != ConnState::free);
-  engine_.arm_receive(conn, !conn.single_shot);
+  io_.arm_receive(conn, !conn.single_shot);
 }
 
-template <typename Backend>
-void Shard<Backend>::release_chunk(InputChunk chunk) {
+void Session::release_chunk(InputChunk chunk) {
   if (chunk.buffer_id >= spill_id_base) return release_spilled(chunk);
-  engine_.give_back(chunk.buffer_id);
+  io_.give_back(chunk.buffer_id);
 }
 
 // Out of line: the rare case, kept from the usual one's register saves.
-template <typename Backend>
-void Shard<Backend>::release_spilled(InputChunk chunk) {
+void Session::release_spilled(InputChunk chunk) {
   spill_free_.push_back(std::uint32_t(chunk.buffer_id - spill_id_base));
   counters_.spill_blocks_used.set(spill_blocks - spill_free_.size());
 }
 
 // Copies a provided buffer's bytes into a spill block and gives the buffer
 // back to the ring. False when every spill block is taken.
-template <typename Backend>
-bool Shard<Backend>::spill(InputChunk& chunk) {
+bool Session::spill(InputChunk& chunk) {
   assert(chunk.len <= recv_buffer_bytes);
   std::int32_t id = 0;
   char* to = take_spill_block(id);
   if (to == nullptr) return false;
   std::memcpy(to, chunk.data, chunk.len);
-  engine_.give_back(chunk.buffer_id);
+  io_.give_back(chunk.buffer_id);
   chunk = InputChunk{to, chunk.len, id, chunk.decrypted};
   return true;
 }
 
 // A free spill block and its buffer id; null when every one is taken.
-template <typename Backend>
-char* Shard<Backend>::take_spill_block(std::int32_t& buffer_id) {
+char* Session::take_spill_block(std::int32_t& buffer_id) {
   if (spill_free_.empty()) return nullptr;
   const std::uint32_t block = spill_free_.back();
   spill_free_.pop_back();
@@ -84,8 +74,7 @@ char* Shard<Backend>::take_spill_block(std::int32_t& buffer_id) {
 // Appends `chunk` to the newest held chunk when that one is in a spill
 // block with room for it (a provided buffer is first copied into one), and
 // gives `chunk`'s buffer back. False when it does not fit.
-template <typename Backend>
-bool Shard<Backend>::join_last_held(Connection& conn, const InputChunk& chunk) {
+bool Session::join_last_held(Connection& conn, const InputChunk& chunk) {
   InputChunk& last = conn.held->chunks.back();
   if (last.buffer_id == io::own_buffer || last.decrypted != chunk.decrypted || last.len + chunk.len > recv_buffer_bytes) {
     return false;
@@ -106,21 +95,9 @@ bool Shard<Backend>::join_last_held(Connection& conn, const InputChunk& chunk) {
   return true;
 }
 
-template <typename Backend>
-void Shard<Backend>::on_recv(Connection& conn, const io::Completion& c) {
-  const io::Received r = engine_.on_receive(conn, c);
-  if (r.kind == io::Received::Kind::data) {
-    counters_.bytes_received.add(std::uint32_t(r.res));
-    // A bundle's pieces, one buffer each, are taken in order as separate
-    // receives would be: a piece may pause input, and the next is held.
-    io::Received piece = r;
-    std::uint32_t pieces = 0;
-    do {
-      on_received_piece(conn, InputChunk{piece.data, piece.len, piece.buffer_id});
-      ++pieces;
-    } while (engine_.next_piece(piece));
-    if (pieces > 1) counters_.recv_bundles.add();
-  } else if (r.kind == io::Received::Kind::eof) {
+// The receive's end, after its pieces (if it brought bytes).
+void Session::after_receive(Connection& conn, io::Received::Kind kind, std::int32_t res) {
+  if (kind == io::Received::Kind::eof) {
     // The peer finished sending. Answer what is queued, then close; what
     // it sent before its FIN and is held while input is paused is parsed
     // and answered first (resume_input drains once it is all read).
@@ -129,7 +106,7 @@ void Shard<Backend>::on_recv(Connection& conn, const io::Completion& c) {
     } else if (conn.state == ConnState::open && (!conn.output_empty() || conn.send_inflight)) {
       conn.peer_eof = true;
       begin_drain(conn);
-      mark_dirty(conn);
+      dirty_.mark(conn);
     } else if (conn.state == ConnState::draining) {
       // Already answering what is queued before closing (a request that
       // ends the connection, a TLS close_notify): that answer, perhaps not
@@ -140,26 +117,25 @@ void Shard<Backend>::on_recv(Connection& conn, const io::Completion& c) {
     } else {
       abort(conn);
     }
-  } else {
+  } else if (kind != io::Received::Kind::data) {
     // Not an end of stream when the buffer ring ran dry (-ENOBUFS): re-armed
     // once buffers have been given back (after this batch), or on the tick
     // if it repeats. Cancelled: ours (input paused, or the connection closing).
-    if (r.res == -ENOBUFS) counters_.recv_no_buffers.add();
-    if (r.kind == io::Received::Kind::peer_gone) abort(conn);
+    if (res == -ENOBUFS) counters_.recv_no_buffers.add();
+    if (kind == io::Received::Kind::peer_gone) abort(conn);
   }
   // Re-arm a receive that ended: a single-shot one after data, and a
   // multishot one cancelled to pause input if input has since resumed.
-  const bool ended_normally = r.kind == io::Received::Kind::data || r.kind == io::Received::Kind::cancelled;
+  const bool ended_normally = kind == io::Received::Kind::data || kind == io::Received::Kind::cancelled;
   if (ended_normally && !conn.rearm_recv && wants_receive(conn)) arm_recv(conn);
-  maybe_release(conn);
+  if (conn.state == ConnState::closing) dirty_.mark(conn);  // to be freed
 }
 
 // Bytes alone are not activity: between requests only empty lines can
 // arrive without starting one, and a client trickling those must still
 // idle out. A request's start has its own deadline (header, then body); a
 // finished request or a send's progress counts as activity.
-template <typename Backend>
-void Shard<Backend>::on_received_piece(Connection& conn, InputChunk chunk) {
+void Session::on_received_piece(Connection& conn, InputChunk chunk) {
   if (conn.state != ConnState::open) {
     release_chunk(chunk);  // draining, lingering, closing or released: input is discarded
   } else if (conn.input_paused) {
@@ -169,8 +145,7 @@ void Shard<Backend>::on_received_piece(Connection& conn, InputChunk chunk) {
   }
 }
 
-template <typename Backend>
-void Shard<Backend>::consume(Connection& conn, InputChunk chunk) {
+void Session::consume(Connection& conn, InputChunk chunk) {
   assert(conn.state == ConnState::open);
   assert(!conn.input_paused);
   if (conn.output == nullptr && !lend_output(conn)) {
@@ -199,8 +174,7 @@ void Shard<Backend>::consume(Connection& conn, InputChunk chunk) {
 // Feeds received plaintext to the parser (the connection has its output
 // block). Not paused: it took every byte, or refused the request (the
 // error is queued and the rest of the bytes mean nothing now).
-template <typename Backend>
-typename Shard<Backend>::Parsed Shard<Backend>::parse(Connection& conn, const char* data, std::uint32_t len) {
+Session::Parsed Session::parse(Connection& conn, const char* data, std::uint32_t len) {
   assert(conn.output != nullptr);
   const bool was_in_header = conn.parser.in_header_section();
   const bool was_in_body = conn.parser.in_body();
@@ -213,7 +187,7 @@ typename Shard<Backend>::Parsed Shard<Backend>::parse(Connection& conn, const ch
     conn.header_deadline_ms = now_ms_ + options_.header_timeout_ms;
   }
   if (conn.parser.in_body() && (!was_in_body || new_request)) conn.body_start_ms = now_ms_;
-  mark_dirty(conn);
+  dirty_.mark(conn);
   switch (result.status) {
     case http::RequestParser::Status::done: return {};
     case http::RequestParser::Status::paused: return {true, std::uint32_t(result.consumed)};
@@ -227,8 +201,7 @@ typename Shard<Backend>::Parsed Shard<Backend>::parse(Connection& conn, const ch
   return {};
 }
 
-template <typename Backend>
-void Shard<Backend>::hold(Connection& conn, InputChunk chunk, bool at_front) {
+void Session::hold(Connection& conn, InputChunk chunk, bool at_front) {
   const auto is_provided = [](const InputChunk& c) {
     return c.buffer_id != io::own_buffer && c.buffer_id < spill_id_base;
   };
@@ -269,8 +242,7 @@ void Shard<Backend>::hold(Connection& conn, InputChunk chunk, bool at_front) {
 }
 
 // Takes the oldest held chunk; the ring goes back with the last one.
-template <typename Backend>
-InputChunk Shard<Backend>::unhold(Connection& conn) {
+InputChunk Session::unhold(Connection& conn) {
   assert(!conn.held_empty());
   const InputChunk chunk = conn.held->chunks.pop_front();
   if (conn.held->chunks.empty()) {
@@ -288,25 +260,22 @@ InputChunk Shard<Backend>::unhold(Connection& conn) {
   return chunk;
 }
 
-template <typename Backend>
-void Shard<Backend>::drop_held(Connection& conn) {
+void Session::drop_held(Connection& conn) {
   while (!conn.held_empty()) release_chunk(unhold(conn));
   assert(conn.held == nullptr);
 }
 
-template <typename Backend>
-void Shard<Backend>::pause_input(Connection& conn) {
+void Session::pause_input(Connection& conn) {
   if (conn.input_paused) return;
   conn.input_paused = true;
   conn.single_shot = true;
   // A multishot receive would go on delivering: cancel it, so the socket's
   // buffer fills and TCP pushes back on the client. A single-shot receive is
   // simply not re-armed.
-  engine_.stop_receiving(conn);
+  io_.stop_receiving(conn);
 }
 
-template <typename Backend>
-bool Shard<Backend>::can_take_more(const Connection& conn) const {
+bool Session::can_take_more(const Connection& conn) const {
   // Unsent output is what the send in flight has left, and over TLS the
   // rest of its batch, not yet encrypted (the queue behind it is bounded by
   // its length, and its bodies live elsewhere).
@@ -317,8 +286,7 @@ bool Shard<Backend>::can_take_more(const Connection& conn) const {
   return room && !conn.metrics_queued && !output_backlog && !conn.waiting_output;
 }
 
-template <typename Backend>
-void Shard<Backend>::resume_input(Connection& conn) {
+void Session::resume_input(Connection& conn) {
   assert(conn.input_paused);
   conn.input_paused = false;
   while (!conn.held_empty() && !conn.input_paused && conn.state == ConnState::open) consume(conn, unhold(conn));
@@ -326,10 +294,10 @@ void Shard<Backend>::resume_input(Connection& conn) {
   if (conn.peer_eof) {
     // Everything the peer sent before its FIN has been read: answer, close.
     begin_drain(conn);
-    mark_dirty(conn);
+    dirty_.mark(conn);
   } else if (wants_receive(conn)) {
     arm_recv(conn);
   }
 }
 
-}  // namespace ringhttp::server
+}  // namespace ringhttp::server::http1

@@ -4,14 +4,14 @@
 // both.
 //
 // A batch: submit what the last one prepared and reap up to
-// Ring::reap_batch_max completions (copied out, the CQ advanced once), let
+// io::reap_batch_max completions (copied out, the CQ advanced once), let
 // the owner read its clock, hand each completion to its handler, then do
 // the after-batch work once, for the slots the batch marked dirty: work
 // that must see every completion of the batch first (one send per
 // connection however many receives fed it; a receive re-armed only after
 // the batch gave its buffers back).
 
-#include <liburing.h>
+#include <linux/time_types.h>
 
 #include <array>
 #include <cassert>
@@ -20,28 +20,17 @@
 #include <optional>
 #include <vector>
 
-#include "core/uring/errno_class.hpp"
-#include "core/uring/ring.hpp"
-#include "core/uring/user_data.hpp"
+#include "core/io/completion.hpp"
+#include "core/io/errno_class.hpp"
+#include "core/io/user_data.hpp"
 
-namespace ringhttp::uring {
+namespace ringhttp::io {
 
 // The user_data of operation `op` of a slot (user_data.hpp): a completion
 // carrying an older generation is for an earlier use of the slot.
 template <typename Slot>
 std::uint64_t tag(Op op, const Slot& s) {
   return encode({op, s.slot, s.generation});
-}
-
-// Cancels `s`'s operation `op`. The cancel is itself in flight until its
-// own completion (Op::cancel), so the slot cannot be released before it;
-// the cancelled operation still completes for itself (-ECANCELED).
-template <typename Slot>
-void cancel(Ring& ring, Slot& s, Op op) {
-  io_uring_sqe* sqe = ring.sqe();
-  io_uring_prep_cancel64(sqe, tag(op, s), 0);
-  sqe->user_data = tag(Op::cancel, s);
-  s.inflight.add();
 }
 
 // A receive completion with res < 0, in the terms its owner acts on. The
@@ -108,7 +97,7 @@ class DirtyList {
 //   void on_wake();                                      // after each reap: read the clock
 //   void dispatch(const Completion& c);
 //   void after_batch();
-// `io` is a Ring or a backend (core/io/completion.hpp): anything that
+// `io` is a backend (core/io/backend.hpp) or io_uring's Ring: anything that
 // submits and reaps completions.
 template <typename Io, typename Owner>
 void run_batches(Io& io, Owner& owner) {
@@ -122,4 +111,4 @@ void run_batches(Io& io, Owner& owner) {
   }
 }
 
-}  // namespace ringhttp::uring
+}  // namespace ringhttp::io

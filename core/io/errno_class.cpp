@@ -1,8 +1,8 @@
-#include "core/uring/errno_class.hpp"
+#include "core/io/errno_class.hpp"
 
 #include <cerrno>
 
-namespace ringhttp::uring {
+namespace ringhttp::io {
 
 ErrnoClass classify(std::int32_t res) {
   if (res >= 0) return ErrnoClass::ok;
@@ -38,4 +38,4 @@ const char* name(ErrnoClass c) {
   return "?";
 }
 
-}  // namespace ringhttp::uring
+}  // namespace ringhttp::io

@@ -3,9 +3,7 @@
 // Content-Length or a cached tail, Connection) and queues errors, which
 // end the connection gracefully (begin_drain).
 
-#pragma once
-
-#include "server/shard.hpp"
+#include "server/http1/session.hpp"
 
 #include <cassert>
 #include <charconv>
@@ -13,20 +11,19 @@
 
 #include "server/heads.hpp"
 
-namespace ringhttp::server {
-namespace shard_detail {
+namespace ringhttp::server::http1 {
+namespace respond_detail {
 
 inline char* append(char* p, std::string_view s) {
   std::memcpy(p, s.data(), s.size());
   return p + s.size();
 }
 
-}  // namespace shard_detail
+}  // namespace respond_detail
 
-using shard_detail::append;
+using respond_detail::append;
 
-template <typename Backend>
-void Shard<Backend>::on_request_headers(Connection& conn, const http::RequestHead& head) {
+void Session::on_request_headers(Connection& conn, const http::RequestHead& head) {
   if (!head.expect_continue || conn.state != ConnState::open) return;
   // The request was parsed only with room for this and its final response.
   assert(conn.output != nullptr && "a request is parsed only with a block lent");
@@ -39,8 +36,7 @@ void Shard<Backend>::on_request_headers(Connection& conn, const http::RequestHea
   counters_.responses[status_index(100)].add();
 }
 
-template <typename Backend>
-bool Shard<Backend>::on_request(Connection& conn, const http::RequestHead& head) {
+bool Session::on_request(Connection& conn, const http::RequestHead& head) {
   ++conn.requests_done;
   counters_.requests.add();
   if (conn.state != ConnState::open) return true;
@@ -54,7 +50,7 @@ bool Shard<Backend>::on_request(Connection& conn, const http::RequestHead& head)
                         conn.peer,
                         now_ms_,
                         wall_s_,
-                        db::Waiter{uring::encode({uring::Op::none, conn.slot, conn.generation}), &r}};
+                        db::Waiter{io::encode({io::Op::none, conn.slot, conn.generation}), &r}};
   Reply reply(r, head.method == http::Method::head, conn.output->metrics_text, all_shards_);
   app_->handle(request, reply);
   if (r.source == BodySource::metrics) conn.metrics_queued = true;
@@ -63,11 +59,11 @@ bool Shard<Backend>::on_request(Connection& conn, const http::RequestHead& head)
   if (r.source == BodySource::deferred) {
     // A query is in flight for it: the slot stays until its result comes
     // (on_result), however the connection ends meanwhile.
-    engine_.pin(conn);
+    io::pin(conn);
     r.close_after = !keep_alive;
     r.http10_keep_alive = http10 && keep_alive;
   } else {
-    finish_response(conn, r, reply.content_length(), !keep_alive, http10 && keep_alive);
+    finish_response(r, reply.content_length(), !keep_alive, http10 && keep_alive);
   }
   conn.last_activity_ms = now_ms_;
   if (!keep_alive) {
@@ -77,9 +73,7 @@ bool Shard<Backend>::on_request(Connection& conn, const http::RequestHead& head)
   return !can_take_more(conn);
 }
 
-template <typename Backend>
-void Shard<Backend>::finish_response(Connection&, PendingResponse& r, std::uint64_t content_length, bool close,
-                            bool http10_keep_alive) {
+void Session::finish_response(PendingResponse& r, std::uint64_t content_length, bool close, bool http10_keep_alive) {
   r.close_after = close;
   counters_.responses[status_index(r.status)].add();
   if (r.no_content) {
@@ -108,8 +102,7 @@ void Shard<Backend>::finish_response(Connection&, PendingResponse& r, std::uint6
   r.tail = std::string_view(r.tail_bytes, std::size_t(p - r.tail_bytes));
 }
 
-template <typename Backend>
-void Shard<Backend>::queue_error(Connection& conn, int status) {
+void Session::queue_error(Connection& conn, int status) {
   if (conn.output == nullptr && !lend_output(conn)) {
     // Not for a parse error or a request's deadline (a request in progress
     // holds its block); should a connection ever come here without one while
@@ -129,9 +122,9 @@ void Shard<Backend>::queue_error(Connection& conn, int status) {
   r.head = e.head;
   r.body = e.body;
   r.source = BodySource::fixed;
-  finish_response(conn, r, e.body.size(), true, false);
+  finish_response(r, e.body.size(), true, false);
   begin_drain(conn);
-  mark_dirty(conn);
+  dirty_.mark(conn);
 }
 
-}  // namespace ringhttp::server
+}  // namespace ringhttp::server::http1
