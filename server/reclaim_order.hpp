@@ -1,6 +1,6 @@
 #pragma once
 // Which of two idle connections a full table closes first to make room
-// (Shard::reclaim_idle): the one idle longer, by the shard's millisecond
+// (Session::make_room): the one idle longer, by the shard's millisecond
 // clock. Within one step of that clock, a connection already answered goes
 // before one that has not sent its first request: that one was accepted
 // while the others were being answered, and its request may be on its way

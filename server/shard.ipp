@@ -384,10 +384,11 @@ void Shard<Backend>::open_connection(const Accepted& accepted) {
   }
   Connection* slot = pending_.empty() ? allocate() : nullptr;
   if (slot == nullptr) {
-    // The table is full: the oldest idle connection makes room (as nginx
-    // reuses its idle keep-alive connections), so silent sockets cannot
-    // lock newcomers out. Its slot is free once its cancels complete.
-    if (pending_.size() < pending_accepts_max && session_.reclaim_idle()) {
+    // The table is full: a slot closing already, or else the oldest idle
+    // connection, makes room (as nginx reuses its idle keep-alive
+    // connections), so silent sockets cannot lock newcomers out. The slot
+    // is free once its cancels complete.
+    if (pending_.size() < pending_accepts_max && session_.make_room(pending_.size())) {
       pending_.push_back(accepted);
       return;
     }

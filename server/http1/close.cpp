@@ -133,18 +133,27 @@ void Session::check_timeouts(Connection& conn) {
   }
 }
 
-// The oldest open connection with nothing in progress (no request begun,
-// nothing queued or being sent) is closed to make room, in the order of
-// reclaim_order.hpp. A scan of the table: it runs only when the table is
+// A slot closing already (its peer left, or a deadline passed) is freed
+// after the batch, before any newcomer is opened (Shard::open_pending): as
+// long as there are more of those than newcomers waiting, none is closed.
+// Otherwise the oldest open connection with nothing in progress (no request
+// begun, nothing queued or being sent) is closed to make room, in the order
+// of reclaim_order.hpp. A scan of the table: it runs only when the table is
 // full, once per newcomer.
-bool Session::reclaim_idle() {
+bool Session::make_room(std::size_t promised) {
+  std::size_t closing = 0;
   Connection* oldest = nullptr;
   for (std::uint32_t i = 0; i < table_.constructed(); ++i) {
     Connection& c = table_[i];
+    if (c.state == ConnState::closing) ++closing;
     const bool idle = c.state == ConnState::open && !c.parser.in_message() && c.output_empty() && !c.send_inflight &&
                       c.held_empty();
     if (idle && (oldest == nullptr || reclaimed_before(c, *oldest))) oldest = &c;
   }
+  // Each newcomer waiting was promised a closing slot (this function made
+  // it one, or found one): there are never fewer.
+  assert(closing >= promised);
+  if (closing > promised) return true;
   if (oldest == nullptr) return false;
   counters_.connections_reclaimed.add();
   abort(*oldest);

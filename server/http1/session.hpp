@@ -135,8 +135,11 @@ class Session {
   // Closes at once: every operation cancelled; the slot is freed after
   // the batch, once nothing of it is in flight (maybe_release).
   void abort(Connection& conn);
-  // The table is full: the oldest idle connection is closed to make room.
-  bool reclaim_idle();
+  // The table is full: finds a slot for one more newcomer, `promised` being
+  // the newcomers already waiting for one. A closing slot none of them is
+  // promised is theirs (it is freed after this batch); otherwise the oldest
+  // idle connection is closed to make room. False: no slot will come free.
+  bool make_room(std::size_t promised);
 
   // ---- The parser's callbacks (Connection routes them here).
   void on_request_headers(Connection& conn, const http::RequestHead& head);

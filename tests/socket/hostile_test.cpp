@@ -467,5 +467,37 @@ TEST(HostileDeadlines, a_crowd_against_a_full_table_is_served_first_come_first_s
   }
 }
 
+// The peers of a full table leave all at once while the server is stopped,
+// and as many newcomers connect: on SIGCONT the server reads the peers'
+// FINs and the newcomers' accepts in one batch, while those slots are
+// closing but not yet free (a slot is freed after the batch). Each
+// newcomer must wait for one of them, not be closed at once as if the
+// table were full of busy connections. (Before the fix each was closed:
+// the crowd test above saw a round with none answered, in CI.)
+TEST(HostileDeadlines, newcomers_take_the_slots_of_peers_leaving_in_the_same_batch) {
+  constexpr int table = 8;
+  ServerProcess server({"--shards", "1", "--connections-max", std::to_string(table)});
+  std::vector<Connection> leaving;
+  for (int i = 0; i < table; ++i) {
+    leaving.emplace_back(server.port());
+    ASSERT_TRUE(is_plaintext_ok(round_trip(leaving.back(), get("/plaintext"))));
+  }
+  ::kill(server.pid(), SIGSTOP);
+  ASSERT_TRUE(eventually([&] { return process_stopped(server.pid()); }));
+  leaving.clear();
+  std::vector<Connection> newcomers;
+  for (int i = 0; i < table; ++i) newcomers.emplace_back(server.port(), ConnectOptions{.defer_tls_handshake = true});
+  const bool queued = eventually([&] { return accept_queue_length(server.port()) == std::size_t(table); });
+  ::kill(server.pid(), SIGCONT);
+  ASSERT_TRUE(queued);
+  for (int i = 0; i < table; ++i) {
+    try {
+      EXPECT_TRUE(is_plaintext_ok(round_trip(newcomers[std::size_t(i)], get("/plaintext")))) << "newcomer " << i;
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << "newcomer " << i << ": " << e.what();
+    }
+  }
+}
+
 }  // namespace
 }  // namespace socket_test

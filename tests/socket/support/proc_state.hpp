@@ -138,6 +138,21 @@ inline char thread_state(pid_t tid) {
   return text[paren + 2];
 }
 
+// True when every thread of process `pid` is stopped ('T', by SIGSTOP):
+// from then on its sockets take what arrives, and it handles none of it
+// until SIGCONT.
+inline bool process_stopped(pid_t pid) {
+  std::error_code error;
+  bool any = false;
+  for (const auto& task : std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task", error)) {
+    const std::string text = read_proc_file(task.path().string() + "/stat");
+    const auto paren = text.rfind(')');
+    if (paren == std::string::npos || paren + 2 >= text.size() || text[paren + 2] != 'T') return false;
+    any = true;
+  }
+  return any;
+}
+
 // True when a read on the connection would not block now: bytes already
 // buffered, bytes in the socket, or the peer's FIN or reset.
 inline bool input_ready(Connection& connection) { return connection.input_ready(); }
