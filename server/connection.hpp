@@ -22,6 +22,7 @@
 #include "core/http/request_parser.hpp"
 #include "core/io/engine.hpp"
 #include "core/tls/session.hpp"
+#include "core/tls/stream.hpp"
 #include "server/held_input.hpp"
 #include "server/middleware/client_key.hpp"
 #include "server/response.hpp"
@@ -168,14 +169,12 @@ struct OutputBlock {
   // (send_batch.hpp): a batch of 32 small responses fits.
   std::array<char, 16 * 1024> staging;
 
-  // HTTPS: the ciphertext the session wrote, sent from the start of
-  // `tls_out`. A send carries [0, tls_sending); what follows was written
-  // while it was in flight (a session ticket, an alert) and goes next.
-  // Room for four full records: a batch of up to 64 KiB of plaintext (a
-  // stream's chunk) leaves in one send. Untouched on plain HTTP.
+  // HTTPS: the ciphertext the session wrote, in `tls_out` (core/tls/
+  // stream.hpp). Room for four full records: a batch of up to 64 KiB of
+  // plaintext (a stream's chunk) leaves in one send. Untouched on plain
+  // HTTP.
   static constexpr std::size_t tls_out_bytes = 4 * tls::wire_out_record_bytes;
-  std::uint32_t tls_len = 0;
-  std::uint32_t tls_sending = 0;
+  tls::Outbox tls_box;
   // That send, as a message: a sendmsg honours the socket's O_NONBLOCK,
   // where io_uring's plain send does not (one a worker thread takes would
   // wait there while the peer reads nothing).
@@ -204,7 +203,7 @@ struct HeldBlock {
 static_assert(sizeof(Connection) <= 488, "an idle connection's slot");
 
 inline bool Connection::output_empty() const {
-  return output == nullptr || (output->out.empty() && output->tls_len == 0);
+  return output == nullptr || (output->out.empty() && output->tls_box.empty());
 }
 inline std::size_t Connection::output_size() const { return output == nullptr ? 0 : output->out.size(); }
 inline bool Connection::held_empty() const { return held == nullptr || held->chunks.empty(); }

@@ -38,7 +38,7 @@ class OutputPool {
     OutputBlock* block = blocks_.acquire();
     if (block == nullptr) return false;
     block->out.clear();
-    block->tls_len = block->tls_sending = 0;
+    block->tls_box = tls::Outbox{.data = block->tls_out.data(), .cap = OutputBlock::tls_out_bytes};
     block->tls_plain_left = 0;
     block->tls_batch = false;
     conn.output = block;

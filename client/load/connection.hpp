@@ -15,6 +15,7 @@
 #include "core/http/response_parser.hpp"
 #include "core/io/engine.hpp"
 #include "core/tls/session.hpp"
+#include "core/tls/stream.hpp"
 
 namespace ringhttp::client {
 
@@ -62,14 +63,10 @@ struct Connection final : io::Link, http::ResponseEvents {
   // it, send_offset counts the batch's bytes handed to it for encryption,
   // and the send in flight carries ciphertext from the output area.
   tls::Session tls;
-  // https: the session's network side. `wire.out` is the output area
-  // (LoadSession::tls_out_bytes, allocated with the slot): OpenSSL appends
-  // ciphertext to it, and the send in flight carries its first
-  // `tls_sending` bytes, which stay put until that send is done. `wire.in`
-  // lends a receive's bytes to the session for the length of its reads.
-  tls::Wire wire;
+  // https: the ciphertext to send, in `tls_out` (LoadSession::tls_out_bytes,
+  // allocated with the slot), as core/tls/stream.hpp keeps it.
   std::unique_ptr<char[]> tls_out;
-  std::uint32_t tls_sending = 0;
+  tls::Outbox tls_box;
   // Received ciphertext the session could not read yet: reading stopped
   // for room in the output area (to answer a key update, say). It is read
   // once the area's send is done; what arrives meanwhile queues behind it.

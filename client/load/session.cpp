@@ -86,8 +86,7 @@ std::string LoadSession::start(const Timeline& timeline, io::SlotTable<Connectio
     if (tls_ != nullptr) {
       // Not zeroed: pages the connection never writes to cost nothing.
       conn.tls_out = std::make_unique_for_overwrite<char[]>(tls_out_bytes);
-      conn.wire.out = conn.tls_out.get();
-      conn.wire.out_cap = tls_out_bytes;
+      conn.tls_box.lend(conn.tls_out.get(), tls_out_bytes);
     }
     if (h2_requests_ != nullptr) conn.h2 = std::make_unique<H2Link>(conn, options_.max_streams);
     // With -p, batches are paced (options checked that rate / pipeline is

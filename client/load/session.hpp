@@ -175,7 +175,7 @@ class LoadSession {
   void arm_recv(Connection& conn);
   void consume(Connection& conn, const char* data, std::uint32_t len);
   void consume_plaintext(Connection& conn, const char* data, std::uint32_t len);
-  void read_tls(Connection& conn);
+  void read_tls(Connection& conn, const char*& in, std::size_t& in_len);
   void read_held(Connection& conn);
   void hold_ciphertext(Connection& conn, const char* data, std::size_t len);
   void on_eof(Connection& conn);
@@ -187,7 +187,6 @@ class LoadSession {
   bool next_send_range(Connection& conn);
   void pump_tls(Connection& conn);
   void flush_tls(Connection& conn);
-  void tls_sent(Connection& conn);
 
   // session_close.cpp
   void fail(Connection& conn, ErrorClass error);

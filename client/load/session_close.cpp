@@ -43,8 +43,7 @@ void LoadSession::maybe_release(Connection& conn) {
   // The session and its bytes go with the socket; the buffers stay with
   // the slot.
   conn.tls.reset();
-  conn.wire.out_len = 0;
-  conn.tls_sending = 0;
+  conn.tls_box.clear();
   conn.tls_held_len = 0;
   conn.tls_held_eof = false;
   if (conn.h2 != nullptr) {

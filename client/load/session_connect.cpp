@@ -87,8 +87,8 @@ void LoadSession::become_open(Connection& conn) {
 
 // The ClientHello goes out; reads drive the rest of the handshake.
 void LoadSession::start_handshake(Connection& conn) {
-  assert(conn.wire.out_len == 0 && conn.tls_held_len == 0);
-  if (conn.tls.handshake(conn.wire) == tls::Session::Status::error) {
+  assert(conn.tls_box.empty() && conn.tls_held_len == 0);
+  if (tls::handshake(conn.tls, conn.tls_box) == tls::Session::Status::error) {
     return handshake_failed(conn, conn.tls.error_reason());
   }
   pump_tls(conn);

@@ -61,41 +61,43 @@ void LoadSession::consume(Connection& conn, const char* data, std::uint32_t len)
   // Ciphertext behind held ciphertext must wait for it.
   if (conn.tls_held_len > 0) return hold_ciphertext(conn, data, len);
   // Read in place, from the receive buffer.
-  conn.wire.in = data;
-  conn.wire.in_len = len;
-  read_tls(conn);
-  const char* rest = conn.wire.in;
-  const std::size_t rest_len = conn.wire.in_len;
-  conn.wire.in = nullptr;
-  conn.wire.in_len = 0;
+  std::size_t left = len;
+  read_tls(conn, data, left);
   if (!connected(conn)) return;
   pump_tls(conn);  // what reading wrote: handshake messages, a key update's answer, an alert
-  // Reading stopped for room in the area: the rest waits for its send.
-  if (rest_len > 0) hold_ciphertext(conn, rest, rest_len);
+  // Reading stopped for room in the outbox: the rest waits for its send.
+  if (left > 0) hold_ciphertext(conn, data, left);
 }
 
-// https: reads the records `wire.in` holds (the handshake's first, while it
-// lasts) and hands their plaintext to the parser, until the session wants
-// more ciphertext or room in the output area, or the connection ends.
-void LoadSession::read_tls(Connection& conn) {
-  while (connected(conn)) {
-    std::size_t n = 0;
-    const tls::Session::Status status = conn.tls.read(conn.wire, plaintext_.data(), plaintext_.size(), n);
-    // Open before the plaintext that may have come with the last flight.
-    if (conn.state == ConnState::handshake && conn.tls.handshake_done()) handshake_done(conn);
-    switch (status) {
-      case tls::Session::Status::done: consume_plaintext(conn, plaintext_.data(), std::uint32_t(n)); break;
-      case tls::Session::Status::want_io: return;
-      case tls::Session::Status::closed: return on_peer_closed(conn);
-      case tls::Session::Status::error:
-        if (conn.state == ConnState::handshake) return handshake_failed(conn, conn.tls.error_reason());
-        return fail(conn, ErrorClass::tls);
-    }
+// https: reads the records [in, in + in_len) holds (the handshake's first,
+// while it lasts) and hands their plaintext to the parser, until the
+// session wants more ciphertext or room in the outbox, or the connection
+// ends; `in` is advanced past what was read (core/tls/stream.hpp).
+void LoadSession::read_tls(Connection& conn, const char*& in, std::size_t& in_len) {
+  const tls::ReadEnd end = tls::read_records(
+      conn.tls, conn.tls_box, in, in_len, plaintext_,
+      [&] {
+        // Open before the plaintext that may have come with the last flight.
+        if (conn.state == ConnState::handshake) handshake_done(conn);
+        return connected(conn);
+      },
+      [&](const char* plaintext, std::size_t n) {
+        consume_plaintext(conn, plaintext, std::uint32_t(n));
+        return connected(conn);
+      });
+  switch (end) {
+    case tls::ReadEnd::drained:
+    case tls::ReadEnd::no_room:
+    case tls::ReadEnd::stopped: return;
+    case tls::ReadEnd::closed: return on_peer_closed(conn);
+    case tls::ReadEnd::error:
+      if (conn.state == ConnState::handshake) return handshake_failed(conn, conn.tls.error_reason());
+      return fail(conn, ErrorClass::tls);
   }
 }
 
 // https: keeps ciphertext the session cannot read yet, behind what is held
-// already, until the output area's send is done (read_held). Copied, so
+// already, until the outbox's send is done (read_held). Copied, so
 // that the receive buffer goes back to the pool at once.
 void LoadSession::hold_ciphertext(Connection& conn, const char* data, std::size_t len) {
   // Only room makes the session stop with ciphertext left, and room comes
@@ -109,19 +111,16 @@ void LoadSession::hold_ciphertext(Connection& conn, const char* data, std::size_
   conn.tls_held_len += std::uint32_t(len);
 }
 
-// https: the output area's send is done, so the held ciphertext has room to
+// https: the outbox's send is done, so the held ciphertext has room to
 // be read; what it still cannot read moves to the front for the next time.
 void LoadSession::read_held(Connection& conn) {
-  conn.wire.in = conn.tls_held.get();
-  conn.wire.in_len = conn.tls_held_len;
-  read_tls(conn);
-  const std::size_t rest_len = conn.wire.in_len;
-  std::memmove(conn.tls_held.get(), conn.wire.in, rest_len);
-  conn.wire.in = nullptr;
-  conn.wire.in_len = 0;
+  const char* in = conn.tls_held.get();
+  std::size_t left = conn.tls_held_len;
+  read_tls(conn, in, left);
   if (!connected(conn)) return;  // the held bytes go with the socket (maybe_release)
-  conn.tls_held_len = std::uint32_t(rest_len);
-  if (rest_len == 0 && conn.tls_held_eof) {
+  std::memmove(conn.tls_held.get(), in, left);
+  conn.tls_held_len = std::uint32_t(left);
+  if (left == 0 && conn.tls_held_eof) {
     conn.tls_held_eof = false;
     on_eof(conn);
   }

@@ -1,5 +1,5 @@
 // Sending: one send per request, or per pipelined batch, from the shared
-// bytes (paced in the open model), and over https through the output area.
+// bytes (paced in the open model), and over https through the outbox.
 
 #include "client/load/session.hpp"
 
@@ -72,40 +72,29 @@ bool LoadSession::next_send_range(Connection& conn) {
   return true;
 }
 
-// https: encrypts the batch's plaintext into the output area as far as it
-// has room, and sends the area. Nothing is encrypted while a send is in
+// https: encrypts the batch's plaintext into the outbox as far as it has
+// room, and sends the outbox. Nothing is encrypted while a send is in
 // flight: it goes when that send is done, so that reads keep their room.
 void LoadSession::pump_tls(Connection& conn) {
   if (conn.send_inflight || !connected(conn)) return;
   if (conn.state == ConnState::open) {
-    while (true) {
-      if (conn.send_offset == conn.send_end && !next_send_range(conn)) break;
+    while (conn.send_offset < conn.send_end || next_send_range(conn)) {
       const std::size_t n =
-          conn.tls.write(conn.wire, conn.send_base + conn.send_offset, conn.send_end - conn.send_offset);
-      if (n == 0) break;
+          tls::encrypt(conn.tls, conn.tls_box, conn.send_base + conn.send_offset, conn.send_end - conn.send_offset);
       conn.send_offset += std::uint32_t(n);
+      if (conn.send_offset < conn.send_end) break;  // the outbox is full
     }
   }
   flush_tls(conn);
 }
 
-// https: sends what the output area holds, one send at a time. What the
-// session appends while it is in flight lies beyond the send's range.
+// https: sends what the outbox holds, one send at a time. What the session
+// writes while it is in flight lies beyond the send's range.
 void LoadSession::flush_tls(Connection& conn) {
-  if (conn.send_inflight || conn.wire.out_len == 0) return;
-  assert(connected(conn) && conn.tls_sending == 0);
-  conn.tls_sending = std::uint32_t(conn.wire.out_len);
-  io_->send(conn, conn.wire.out, conn.tls_sending);
-}
-
-// https: the area's send is done: its bytes leave the area, and what was
-// appended meanwhile moves to the front (small: reads' answers and alerts).
-void LoadSession::tls_sent(Connection& conn) {
-  assert(conn.tls_sending <= conn.wire.out_len);
-  const std::size_t appended = conn.wire.out_len - conn.tls_sending;
-  std::memmove(conn.wire.out, conn.wire.out + conn.tls_sending, appended);
-  conn.wire.out_len = appended;
-  conn.tls_sending = 0;
+  if (conn.send_inflight || conn.tls_box.empty()) return;
+  assert(connected(conn));
+  const std::span<const char> bytes = conn.tls_box.begin_send();
+  io_->send(conn, bytes.data(), bytes.size());
 }
 
 // Sends the rest of the batch's range; send_offset counts what was handed
@@ -123,14 +112,16 @@ void LoadSession::on_sent(Connection& conn, const io::Sent& sent) {
     // The engine resumes a short send; once it is done, the area has room
     // again: for held ciphertext to be read, then for the rest of the batch.
     if (sent.kind == io::Sent::Kind::written || sent.kind == io::Sent::Kind::again) return;
-    tls_sent(conn);
+    conn.tls_box.sent();
     if (conn.tls_held_len > 0) {
       read_held(conn);
     } else if (conn.state == ConnState::handshake) {
       // A flight that stopped for room with nothing left to read goes on
       // only when the session is called again (with no input, this costs
-      // OpenSSL one look); our flights fit the area, so this is a guard.
-      read_tls(conn);
+      // OpenSSL one look); our flights fit the outbox, so this is a guard.
+      const char* none = nullptr;
+      std::size_t none_len = 0;
+      read_tls(conn, none, none_len);
     }
     pump_tls(conn);
     if (!conn.send_inflight) maybe_send(conn);

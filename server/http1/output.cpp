@@ -132,7 +132,7 @@ void Session::return_output(Connection& conn) {
 void Session::maybe_return_output(Connection& conn) {
   if (conn.output == nullptr || conn.state == ConnState::closing || conn.state == ConnState::free) return;
   if (conn.state == ConnState::open && conn.parser.in_message()) return;
-  if (!conn.output->out.empty() || conn.output->tls_len > 0 || conn.send_inflight || conn.zc_pending > 0) return;
+  if (!conn.output->out.empty() || !conn.output->tls_box.empty() || conn.send_inflight || conn.zc_pending > 0) return;
   assert(conn.written_responses == 0);
   return_output(conn);
 }

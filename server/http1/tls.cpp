@@ -1,19 +1,18 @@
 // HTTPS: the connection's TLS session between the engine and the HTTP
-// session, the same on both backends. Received ciphertext is read by
-// OpenSSL straight from the receive buffer it arrived in; each record's
-// plaintext goes to the parser at once, and what a paused parser leaves is
-// held in spill blocks. A batch of responses is built as on plain HTTP
-// (send_batch.hpp) and encrypted into the output block's ciphertext area,
-// which leaves in one send; a batch larger than the area goes out in as
-// many sends, each started when the last is done. Nothing here allocates:
-// OpenSSL's own record buffers come and go with SSL_MODE_RELEASE_BUFFERS.
+// session, the same on both backends, through core/tls/stream.hpp as the
+// client's is. Received ciphertext is read by OpenSSL straight from the
+// receive buffer it arrived in; each record's plaintext goes to the parser
+// at once, and what a paused parser leaves is held in spill blocks. A
+// batch of responses is built as on plain HTTP (send_batch.hpp) and
+// encrypted into the output block's outbox, which leaves in one send; a
+// batch larger than the outbox goes out in as many sends, each started
+// when the last is done. Nothing here allocates: OpenSSL's own record
+// buffers come and go with SSL_MODE_RELEASE_BUFFERS.
 
 #include "server/http1/session.hpp"
 
 #include <cassert>
 #include <cstring>
-
-#include "core/io/send_cursor.hpp"
 
 namespace ringhttp::server::http1 {
 namespace tls_detail {
@@ -49,64 +48,69 @@ void Session::tls_start(Connection& conn) {
 // Reads what `chunk` holds: handshake messages, then records whose
 // plaintext is parsed one at a time. The connection has its output block:
 // what OpenSSL writes meanwhile (handshake messages, tickets, alerts) goes
-// to its ciphertext area, sent after the batch.
+// to its outbox, sent after the batch.
 void Session::tls_consume(Connection& conn, InputChunk chunk) {
   assert(conn.output != nullptr && !chunk.decrypted);
-  OutputBlock& out = *conn.output;
-  tls::Wire wire{chunk.data, chunk.len, out.tls_out.data(), out.tls_len, out.tls_out.size()};
   dirty_.mark(conn);
-  while (conn.state == ConnState::open) {
-    const bool was_done = conn.tls.handshake_done();
-    std::size_t n = 0;
-    const tls::Session::Status status = conn.tls.read(wire, tls_plain_.get(), tls::record_plaintext_bytes_max, n);
-    out.tls_len = std::uint32_t(wire.out_len);
-    if (!was_done && conn.tls.handshake_done()) tls_handshake_done(conn);
-    chunk.data = wire.in;
-    chunk.len = std::uint32_t(wire.in_len);
-    switch (status) {
-      case tls::Session::Status::done: {
+  const char* in = chunk.data;
+  std::size_t in_len = chunk.len;
+  Parsed parsed{};
+  std::size_t plain_len = 0;
+  const tls::ReadEnd end = tls::read_records(
+      conn.tls, conn.output->tls_box, in, in_len, {tls_plain_.get(), tls::record_plaintext_bytes_max},
+      [&] {
+        tls_handshake_done(conn);
+        return true;
+      },
+      [&](const char* plain, std::size_t n) {
         counters_.tls_plaintext_in.add(n);
-        const Parsed parsed = parse(conn, tls_plain_.get(), std::uint32_t(n));
-        if (!parsed.paused) continue;
-        // The ciphertext not read yet waits behind the plaintext the
-        // parser left: both at the front, in that order.
-        if (conn.state != ConnState::open || chunk.len == 0) {
-          release_chunk(chunk);
-        } else {
-          hold(conn, chunk, true);
-        }
-        if (conn.state == ConnState::open) {
-          hold_decrypted(conn, tls_plain_.get() + parsed.consumed, std::uint32_t(n) - parsed.consumed);
-        }
-        if (conn.state == ConnState::open) pause_input(conn);
-        return;
-      }
-      case tls::Session::Status::want_io:
-        if (chunk.len > 0) {
-          // The ciphertext area is full: the rest is read once it is sent
-          // (its send's completion resumes input).
-          hold(conn, chunk, true);
-          if (conn.state == ConnState::open) pause_input(conn);
-          return;
-        }
+        plain_len = n;
+        parsed = parse(conn, plain, std::uint32_t(n));
+        return !parsed.paused && conn.state == ConnState::open;
+      });
+  chunk.data = in;
+  chunk.len = std::uint32_t(in_len);
+  switch (end) {
+    case tls::ReadEnd::drained: return release_chunk(chunk);
+    case tls::ReadEnd::no_room:
+      // The outbox is full: the rest is read once it is sent (its send's
+      // completion resumes input).
+      hold(conn, chunk, true);
+      if (conn.state == ConnState::open) pause_input(conn);
+      return;
+    case tls::ReadEnd::stopped:
+      if (!parsed.paused) {
+        // The request was refused and the connection drains: the rest
+        // means nothing.
         return release_chunk(chunk);
-      case tls::Session::Status::closed:
-        // The peer's close_notify: it sends nothing more. As for its FIN,
-        // answer what is queued, then close.
+      }
+      // The ciphertext not read yet waits behind the plaintext the parser
+      // left: both at the front, in that order.
+      if (conn.state != ConnState::open || chunk.len == 0) {
         release_chunk(chunk);
-        conn.peer_eof = true;
-        if (!conn.output_empty() || conn.send_inflight) {
-          begin_drain(conn);
-        } else {
-          abort(conn);
-        }
-        return;
-      case tls::Session::Status::error:
-        release_chunk(chunk);
-        return tls_failed(conn);
-    }
+      } else {
+        hold(conn, chunk, true);
+      }
+      if (conn.state == ConnState::open) {
+        hold_decrypted(conn, tls_plain_.get() + parsed.consumed, std::uint32_t(plain_len) - parsed.consumed);
+      }
+      if (conn.state == ConnState::open) pause_input(conn);
+      return;
+    case tls::ReadEnd::closed:
+      // The peer's close_notify: it sends nothing more. As for its FIN,
+      // answer what is queued, then close.
+      release_chunk(chunk);
+      conn.peer_eof = true;
+      if (!conn.output_empty() || conn.send_inflight) {
+        begin_drain(conn);
+      } else {
+        abort(conn);
+      }
+      return;
+    case tls::ReadEnd::error:
+      release_chunk(chunk);
+      return tls_failed(conn);
   }
-  release_chunk(chunk);  // the request was refused and the connection drains: the rest means nothing
 }
 
 // Holds plaintext the parser left, in front of what is held, copied into
@@ -152,85 +156,73 @@ void Session::tls_failed(Connection& conn) {
     counters_.tls_handshake_failures[std::size_t(conn.tls.failure())].add();
     assert(tls_handshakes_ > 0);
     counters_.tls_handshakes_inflight.set(--tls_handshakes_);
-    if (conn.tls.failure() == tls::Failure::plain_http && conn.output != nullptr && conn.output->tls_len == 0 &&
+    if (conn.tls.failure() == tls::Failure::plain_http && conn.output != nullptr && conn.output->tls_box.empty() &&
         !conn.send_inflight) {
       constexpr std::string_view answer = tls_detail::plain_http_answer;
       static_assert(answer.size() <= OutputBlock::tls_out_bytes);
-      answer.copy(conn.output->tls_out.data(), answer.size());
-      conn.output->tls_len = std::uint32_t(answer.size());
+      tls::Outbox& box = conn.output->tls_box;
+      answer.copy(box.data, answer.size());
+      box.len = std::uint32_t(answer.size());
       counters_.responses[status_index(400)].add();
     }
   }
-  if (conn.output == nullptr || conn.output->tls_len == 0) return abort(conn);
+  if (conn.output == nullptr || conn.output->tls_box.empty()) return abort(conn);
   begin_drain(conn);  // input discarded from here
   dirty_.mark(conn);
 }
 
-// Encrypts what is queued, after what the area holds already, and sends
-// the area. Starts a batch when none is in progress.
+// Encrypts what is queued, after what the outbox holds already, and sends
+// the outbox. Starts a batch when none is in progress.
 void Session::tls_flush(Connection& conn) {
   assert(conn.output != nullptr && !conn.send_inflight);
   OutputBlock& out = *conn.output;
+  tls::Outbox& box = out.tls_box;
   const bool can_write = conn.tls.handshake_done() && !conn.tls.failed() && !conn.tls.close_queued();
   if (!out.tls_batch && can_write && out.out.size() > conn.written_responses) {
     out.tls_plain_left = prepare_batch(conn);  // 0: the first unsent response waits for a database result
     out.tls_batch = out.tls_plain_left > 0;
   }
   if (can_write && out.tls_plain_left > 0) {
-    tls::Wire wire{nullptr, 0, out.tls_out.data(), out.tls_len, out.tls_out.size()};
-    while (out.tls_plain_left > 0) {
-      const iovec& v = out.msg.msg_iov[0];
-      const std::size_t taken = conn.tls.write(wire, static_cast<const char*>(v.iov_base), v.iov_len);
-      if (taken == 0) break;
-      counters_.tls_plaintext_out.add(taken);
-      io::advance_iovecs(out.msg, taken);
-      out.tls_plain_left -= taken;
-    }
-    out.tls_len = std::uint32_t(wire.out_len);
+    const std::size_t taken = tls::encrypt(conn.tls, box, out.msg, out.tls_plain_left);
+    counters_.tls_plaintext_out.add(taken);
+    out.tls_plain_left -= taken;
     if (conn.tls.failed()) {
       out.tls_plain_left = 0;
       return tls_failed(conn);
     }
   }
-  if (out.tls_len == 0) return;
-  out.tls_sending = out.tls_len;
-  out.tls_iov = {out.tls_out.data(), out.tls_len};
+  if (box.empty()) return;
+  const std::span<const char> bytes = box.begin_send();
+  out.tls_iov = {const_cast<char*>(bytes.data()), bytes.size()};
   out.tls_msg = msghdr{};
   out.tls_msg.msg_iov = &out.tls_iov;
   out.tls_msg.msg_iovlen = 1;
-  io_.send_message(conn, &out.tls_msg, out.tls_len);
+  io_.send_message(conn, &out.tls_msg, bytes.size());
   conn.send_progress_ms = now_ms_;
   counters_.sends.add();
 }
 
-// The area's send is done. True when a batch is complete (retire it);
+// The outbox's send is done. True when a batch is complete (retire it);
 // false when more of it was sent, or there was no batch.
 bool Session::tls_on_sent(Connection& conn) {
   OutputBlock& out = *conn.output;
-  assert(out.tls_sending > 0 && out.tls_sending <= out.tls_len);
-  // What was written while the send was in flight moves to the start.
-  std::uint32_t rest = out.tls_len - out.tls_sending;
-  if (rest > 0) std::memmove(out.tls_out.data(), out.tls_out.data() + out.tls_sending, rest);
-  out.tls_len = rest;
-  out.tls_sending = 0;
-  if (conn.tls.failed() && rest == 0) {
+  tls::Outbox& box = out.tls_box;
+  box.sent();
+  if (conn.tls.failed() && box.empty()) {
     abort(conn);  // the alert has gone
     return false;
   }
   if (!conn.tls.handshake_done() && !conn.tls.failed()) {
-    // A handshake flight larger than the area (a long certificate chain)
+    // A handshake flight larger than the outbox (a long certificate chain)
     // goes on now that there is room; OpenSSL kept the rest.
-    tls::Wire wire{nullptr, 0, out.tls_out.data(), out.tls_len, out.tls_out.size()};
-    const tls::Session::Status status = conn.tls.handshake(wire);
-    out.tls_len = std::uint32_t(wire.out_len);
+    const tls::Session::Status status = tls::handshake(conn.tls, box);
     if (status == tls::Session::Status::done) tls_handshake_done(conn);
     if (status == tls::Session::Status::error) {
       tls_failed(conn);
       if (conn.state == ConnState::closing || conn.state == ConnState::free) return false;
     }
-    rest = out.tls_len;
   }
-  if (out.tls_plain_left > 0 || rest > 0) {
+  if (out.tls_plain_left > 0 || !box.empty()) {
     tls_flush(conn);
     if (conn.send_inflight || conn.state == ConnState::closing || conn.state == ConnState::free) return false;
   }
@@ -250,11 +242,8 @@ bool Session::tls_close_notify(Connection& conn) {
   }
   // Without a block to write it in (every one is lent), the FIN goes alone.
   if (conn.output == nullptr && !lend_output(conn)) return false;
-  OutputBlock& out = *conn.output;
-  tls::Wire wire{nullptr, 0, out.tls_out.data(), out.tls_len, out.tls_out.size()};
-  if (!conn.tls.close(wire)) return false;
-  out.tls_len = std::uint32_t(wire.out_len);
-  if (out.tls_len == 0) return false;
+  tls::Outbox& box = conn.output->tls_box;
+  if (!tls::queue_close(conn.tls, box) || box.empty()) return false;
   tls_flush(conn);
   return conn.send_inflight;
 }

@@ -8,6 +8,7 @@
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -22,6 +23,7 @@
 
 #include "core/tls/context.hpp"
 #include "core/tls/session.hpp"
+#include "core/tls/stream.hpp"
 
 namespace ringhttp::tls {
 namespace {
@@ -789,6 +791,221 @@ TEST(TlsContext, a_key_that_does_not_match_the_certificate_is_refused) {
   EXPECT_NE(error.find("does not match"), std::string::npos) << error;
   EXPECT_EQ(ServerContext::make({"/nonexistent/cert.pem", pki().key_file}, error), nullptr);
   EXPECT_NE(error.find("/nonexistent/cert.pem"), std::string::npos) << error;
+}
+
+// ---- core/tls/stream.hpp: how a connection drives its session ------------
+
+// An outbox over an area of its own, `bytes` long.
+struct Box {
+  std::vector<char> area;
+  Outbox out;
+  explicit Box(std::size_t bytes = 4 * wire_out_record_bytes) : area(bytes) {
+    out.lend(area.data(), std::uint32_t(bytes));
+  }
+  // What a completed send of the whole outbox carried.
+  std::string send_all() {
+    const std::span<const char> bytes = out.begin_send();
+    std::string sent(bytes.data(), bytes.size());
+    out.sent();
+    return sent;
+  }
+};
+
+// What read_records gave, and how it ended.
+struct Read {
+  ReadEnd end = ReadEnd::drained;
+  std::string plaintext;
+  int handshakes = 0;
+  int records = 0;
+};
+
+Read read_records_of(Session& session, Outbox& out, const char*& in, std::size_t& in_len, int stop_after = -1) {
+  Read r;
+  std::vector<char> plain(record_plaintext_bytes_max);
+  r.end = read_records(
+      session, out, in, in_len, plain,
+      [&] {
+        ++r.handshakes;
+        return true;
+      },
+      [&](const char* data, std::size_t n) {
+        r.plaintext.append(data, n);
+        return ++r.records != stop_after;
+      });
+  return r;
+}
+
+Read read_string(Session& session, Outbox& out, const std::string& bytes) {
+  const char* in = bytes.data();
+  std::size_t in_len = bytes.size();
+  Read r = read_records_of(session, out, in, in_len);
+  EXPECT_EQ(in_len, 0u);
+  return r;
+}
+
+class TlsStream : public TlsSession {
+ protected:
+  void SetUp() override {
+    TlsSession::SetUp();
+    ctx_ = client_context(trusting(pki().ca_file));
+    const Outcome out = connect(*ctx_, "localhost");
+    ASSERT_EQ(out.client, Status::done) << client_.session.error_reason();
+    ASSERT_EQ(out.server, Status::done) << server_.session.error_reason();
+    read_all(client_);  // the session tickets
+    ASSERT_TRUE(client_.network.empty());
+  }
+
+  std::unique_ptr<ClientContext> ctx_;
+  Box client_box_;
+  Box server_box_;
+};
+
+// The server's answer, encrypted from a message's iovecs as the server does
+// (a record per iovec: here the head, then the body), then cut in two at
+// every byte: each record is read whole once its last byte is in, never
+// before, and never twice.
+TEST_F(TlsStream, a_record_cut_at_every_byte_is_read_whole_once_it_is_complete) {
+  std::string head = "HTTP/1.1 200 OK\r\nContent-Length: 13\r\n\r\n";
+  std::string body = "Hello, World!";
+  const std::string answer = head + body;
+  std::size_t record_bytes = 0;
+  for (std::size_t cut = 0;; ++cut) {
+    iovec iov[2] = {{head.data(), head.size()}, {body.data(), body.size()}};
+    msghdr msg{};
+    msg.msg_iov = iov;
+    msg.msg_iovlen = 2;
+    ASSERT_EQ(encrypt(server_.session, server_box_.out, msg, answer.size()), answer.size());
+    const std::string wire = server_box_.send_all();
+    if (record_bytes == 0) record_bytes = wire.size();
+    ASSERT_EQ(wire.size(), record_bytes);
+    if (cut > record_bytes) break;
+    const Read first = read_string(client_.session, client_box_.out, wire.substr(0, cut));
+    EXPECT_EQ(first.end, ReadEnd::drained) << "cut at " << cut;
+    const Read second = read_string(client_.session, client_box_.out, wire.substr(cut));
+    EXPECT_EQ(second.end, ReadEnd::drained) << "cut at " << cut;
+    EXPECT_EQ(first.plaintext + second.plaintext, answer) << "cut at " << cut;
+    EXPECT_EQ(first.records + second.records, 2) << "cut at " << cut;
+    EXPECT_TRUE(first.plaintext.empty() || first.plaintext == head || first.plaintext == answer) << "cut at " << cut;
+    if (cut == record_bytes) {
+      EXPECT_EQ(first.plaintext, answer);
+    }
+    EXPECT_TRUE(client_box_.out.empty());
+  }
+  EXPECT_GT(record_bytes, answer.size());
+}
+
+// A large batch takes what the outbox has room for; the rest is taken once
+// its send is done, and the client reads it all in order.
+TEST_F(TlsStream, encrypt_takes_what_the_outbox_has_room_for_and_the_rest_after_its_send) {
+  Box small(wire_out_record_bytes);
+  const std::string text = pattern(5 * record_plaintext_bytes_max + 100);
+  std::size_t offset = 0;
+  std::string received;
+  int sends = 0;
+  while (offset < text.size()) {
+    const std::size_t taken = encrypt(server_.session, small.out, text.data() + offset, text.size() - offset);
+    ASSERT_GT(taken, 0u);
+    EXPECT_LE(taken, record_plaintext_bytes_max);
+    offset += taken;
+    received += read_string(client_.session, client_box_.out, small.send_all()).plaintext;
+    ++sends;
+  }
+  EXPECT_EQ(received, text);
+  EXPECT_EQ(sends, 6);
+}
+
+// What the session writes while a send is in flight stays behind it, and
+// moves to the front once that send is done.
+TEST_F(TlsStream, what_is_written_during_a_send_goes_in_the_next) {
+  ASSERT_EQ(encrypt(server_.session, server_box_.out, "first", 5), 5u);
+  const std::span<const char> in_flight = server_box_.out.begin_send();
+  const std::string first(in_flight.data(), in_flight.size());
+  ASSERT_EQ(encrypt(server_.session, server_box_.out, "second", 6), 6u);
+  const std::size_t written = server_box_.out.len;
+  ASSERT_GT(written, first.size());
+  server_box_.out.sent();
+  EXPECT_EQ(server_box_.out.len, written - first.size());
+  EXPECT_FALSE(server_box_.out.in_flight());
+  EXPECT_EQ(read_string(client_.session, client_box_.out, first).plaintext, "first");
+  EXPECT_EQ(read_string(client_.session, client_box_.out, server_box_.send_all()).plaintext, "second");
+}
+
+// A callback that stops leaves the input after the record it was given;
+// the next call reads on from there.
+TEST_F(TlsStream, a_callback_that_stops_leaves_the_rest_of_the_input_for_the_next_call) {
+  std::string wire;
+  for (const char* text : {"one", "two", "three"}) {
+    ASSERT_GT(encrypt(server_.session, server_box_.out, text, std::strlen(text)), 0u);
+    wire += server_box_.send_all();
+  }
+  const char* in = wire.data();
+  std::size_t in_len = wire.size();
+  const Read first = read_records_of(client_.session, client_box_.out, in, in_len, 1);
+  EXPECT_EQ(first.end, ReadEnd::stopped);
+  EXPECT_EQ(first.plaintext, "one");
+  EXPECT_GT(in_len, 0u);
+  const Read rest = read_records_of(client_.session, client_box_.out, in, in_len);
+  EXPECT_EQ(rest.end, ReadEnd::drained);
+  EXPECT_EQ(rest.plaintext, "twothree");
+  EXPECT_EQ(in_len, 0u);
+}
+
+TEST_F(TlsStream, a_close_notify_ends_the_read_as_closed) {
+  ASSERT_TRUE(queue_close(server_.session, server_box_.out));
+  ASSERT_FALSE(server_box_.out.empty());
+  EXPECT_EQ(read_string(client_.session, client_box_.out, server_box_.send_all()).end, ReadEnd::closed);
+}
+
+TEST_F(TlsStream, bytes_that_are_not_a_record_end_the_read_as_an_error_with_an_alert_to_send) {
+  const std::string garbage(64, '\x17');
+  const char* in = garbage.data();
+  std::size_t in_len = garbage.size();
+  const Read r = read_records_of(client_.session, client_box_.out, in, in_len);
+  EXPECT_EQ(r.end, ReadEnd::error);
+  EXPECT_TRUE(client_.session.failed());
+  EXPECT_FALSE(client_box_.out.empty());  // the alert
+}
+
+// The server reads the client's Finished and first request in one receive
+// while its outbox is full (a send in flight): the session tickets it must
+// write have no room, so the read stops with the request still unread, and
+// goes on once the send is done. The handshake's end is reported once.
+TEST(TlsStreamHandshake, a_read_that_stops_for_room_goes_on_after_the_send) {
+  ASSERT_TRUE(pki().ok);
+  std::string error;
+  auto server_ctx = ServerContext::make({pki().certificate_file, pki().key_file}, error);
+  ASSERT_NE(server_ctx, nullptr) << error;
+  auto ctx = client_context(trusting(pki().ca_file));
+  Session client;
+  Session server;
+  ASSERT_TRUE(ctx->start(client, "localhost", error)) << error;
+  ASSERT_TRUE(server_ctx->start(server, error)) << error;
+  Box client_box;
+  Box server_box;
+  ASSERT_EQ(handshake(client, client_box.out), Status::want_io);  // the ClientHello
+  Read r = read_string(server, server_box.out, client_box.send_all());
+  ASSERT_EQ(r.end, ReadEnd::drained);
+  r = read_string(client, client_box.out, server_box.send_all());
+  ASSERT_EQ(r.end, ReadEnd::drained);
+  ASSERT_EQ(r.handshakes, 1);
+  const std::string request = "GET /tight HTTP/1.1\r\n\r\n";
+  ASSERT_EQ(encrypt(client, client_box.out, request.data(), request.size()), request.size());
+  const std::string finished_and_request = client_box.send_all();
+  // A send in flight holds the whole outbox.
+  server_box.out.len = server_box.out.cap;
+  server_box.out.sending = server_box.out.cap;
+  const char* in = finished_and_request.data();
+  std::size_t in_len = finished_and_request.size();
+  const Read stopped = read_records_of(server, server_box.out, in, in_len);
+  EXPECT_EQ(stopped.end, ReadEnd::no_room);
+  EXPECT_EQ(stopped.plaintext, "");
+  EXPECT_GT(in_len, 0u);
+  server_box.out.sent();
+  const Read rest = read_records_of(server, server_box.out, in, in_len);
+  EXPECT_EQ(rest.end, ReadEnd::drained);
+  EXPECT_EQ(rest.plaintext, request);
+  EXPECT_EQ(stopped.handshakes + rest.handshakes, 1);
+  EXPECT_FALSE(server_box.out.empty());  // the tickets
 }
 
 }  // namespace
