@@ -55,9 +55,9 @@ Worker<Backend>::Worker(const Options& options, const RequestBytes& request, con
 template <typename Backend>
 Worker<Backend>::~Worker() {
   if (thread_.joinable()) thread_.join();
-  for (std::uint32_t i = 0; i < engine_.table().constructed(); ++i) {
-    Connection& conn = engine_.table()[i];
-    if (conn.fd >= 0) engine_.backend().close(conn.fd, conn.slot);
+  for (std::uint32_t i = 0; i < link_.engine.table().constructed(); ++i) {
+    Connection& conn = link_.engine.table()[i];
+    if (conn.fd >= 0) link_.engine.backend().close(conn.fd, conn.slot);
   }
   session_.end_connections();
 }
@@ -76,11 +76,11 @@ bool Worker<Backend>::setup() {
   typename io::Engine<Backend, Connection>::Config engine_config;
   engine_config.slots = plan_.connections;
   engine_config.enobufs_in_a_row_max = enobufs_in_a_row_max;
-  if (std::string e = engine_.init(backend_config(), engine_config); !e.empty()) {
+  if (std::string e = link_.engine.init(backend_config(), engine_config); !e.empty()) {
     results_.error = std::move(e);
     return false;
   }
-  if (std::string e = session_.start(timeline_, engine_.table(), engine_.dirty(), *this); !e.empty()) {
+  if (std::string e = session_.start(timeline_, link_.engine.table(), link_.engine.dirty(), link_); !e.empty()) {
     results_.error = std::move(e);
     return false;
   }
@@ -88,7 +88,7 @@ bool Worker<Backend>::setup() {
 }
 
 template <typename Backend>
-void Worker<Backend>::run() { engine_.run(*this); }
+void Worker<Backend>::run() { link_.engine.run(*this); }
 
 template <typename Backend>
 std::optional<__kernel_timespec> Worker<Backend>::wait_limit() const { return to_timespec(session_.wait_ns()); }
@@ -99,22 +99,22 @@ void Worker<Backend>::on_wake() { session_.on_wake(monotonic_ns()); }
 template <typename Backend>
 void Worker<Backend>::dispatch(const io::Completion& c) {
   const io::Tag t = io::decode(c.user_data);
-  Connection* found = engine_.find(t);
+  Connection* found = link_.engine.find(t);
   // Impossible while sockets close only at zero in-flight operations; a
   // stale buffer still goes back so that the pool cannot leak.
   assert(found != nullptr && "a completion for an earlier socket of the slot");
   if (found == nullptr) {
-    if (t.op == Op::recv) engine_.drop_receive(c);
+    if (t.op == Op::recv) link_.engine.drop_receive(c);
     return;
   }
   Connection& conn = *found;
   switch (t.op) {
-    case Op::connect: return session_.on_connected(conn, engine_.on_connect(conn, c));
+    case Op::connect: return session_.on_connected(conn, link_.engine.on_connect(conn, c));
     case Op::recv: return on_recv(conn, c);
-    case Op::send: return session_.on_sent(conn, engine_.on_send(conn, c));
+    case Op::send: return session_.on_sent(conn, link_.engine.on_send(conn, c));
     case Op::cancel:
-      engine_.on_cancel(conn, c);
-      if (conn.state == ConnState::closing) engine_.mark_dirty(conn);  // the session closes it after the batch
+      link_.engine.on_cancel(conn, c);
+      if (conn.state == ConnState::closing) link_.engine.mark_dirty(conn);  // the session closes it after the batch
       return;
     default: break;
   }
@@ -123,7 +123,7 @@ void Worker<Backend>::dispatch(const io::Completion& c) {
 
 template <typename Backend>
 void Worker<Backend>::on_recv(Connection& conn, const io::Completion& c) {
-  const io::Received r = engine_.on_receive(conn, c);
+  const io::Received r = link_.engine.on_receive(conn, c);
   if (r.kind == io::Received::Kind::data) {
     session_.count_received(r.res);
     // A bundle's pieces (one buffer each) in order, as separate receives;
@@ -131,8 +131,8 @@ void Worker<Backend>::on_recv(Connection& conn, const io::Completion& c) {
     io::Received piece = r;
     do {
       session_.on_received_piece(conn, piece.data, piece.len);
-      engine_.give_back(piece.buffer_id);
-    } while (engine_.next_piece(piece));
+      link_.engine.give_back(piece.buffer_id);
+    } while (link_.engine.next_piece(piece));
   }
   session_.after_receive(conn, r.kind);
 }
@@ -142,9 +142,9 @@ void Worker<Backend>::after_batch() {
   session_.stop_requested = stop_requested_.load(std::memory_order_relaxed);
   session_.before_dirty();
   const auto work = [this](Connection& conn) { session_.after_dirty(conn); };
-  engine_.drain_dirty(work);
+  link_.engine.drain_dirty(work);
   session_.after_batch();
-  engine_.drain_dirty(work);  // what the tick and the paced sends closed
+  link_.engine.drain_dirty(work);  // what the tick and the paced sends closed
 }
 
 template <typename Backend>

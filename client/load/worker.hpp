@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "client/load/connection.hpp"
+#include "client/load/engine_link.hpp"
 #include "client/load/request.hpp"
 #include "client/load/session.hpp"
 #include "client/options.hpp"
@@ -65,7 +66,7 @@ std::unique_ptr<WorkerBase> make_worker(const Options& options, const RequestByt
                                         const uring::Features& features, const WorkerPlan& plan);
 
 template <typename Backend>
-class Worker final : public WorkerBase, private LinkIo {
+class Worker final : public WorkerBase {
  public:
   // Receive buffers per worker. 16 KiB lets a large response arrive in few
   // completions; 512 of them cover many connections' bursts.
@@ -94,25 +95,6 @@ class Worker final : public WorkerBase, private LinkIo {
   void on_recv(Connection& conn, const io::Completion& c);
   typename Backend::Config backend_config() const;
 
-  // The session's I/O (LinkIo), by the engine.
-  int open_socket(const net::Address& address, Connection& conn) override {
-    return engine_.backend().open_socket(address.family(), conn.slot);
-  }
-  void connect(Connection& conn, int fd, const net::Address& address) override {
-    engine_.table().renew(conn);
-    engine_.open(conn, fd);
-    engine_.connect(conn, address);
-  }
-  void arm_receive(Connection& conn) override { engine_.arm_receive(conn); }
-  void send(Connection& conn, const char* data, std::uint32_t len) override { engine_.send(conn, data, len); }
-  void cancel_all(Connection& conn) override { engine_.cancel_all(conn); }
-  void close(Connection& conn) override { engine_.close(conn); }
-  void resume_parked_send(Connection& conn) override { engine_.resume_parked_send(conn); }
-  io::SyscallCounts syscalls() const override { return engine_.backend().syscalls(); }
-  void reset_syscalls() override { engine_.backend().reset_syscalls(); }
-  bool can_batch_wait() const override { return engine_.backend().can_batch_wait(); }
-  void set_batch_wait(std::uint32_t us, std::uint32_t batch) override { engine_.backend().set_batch_wait(us, batch); }
-
   const Options& options_;
   const uring::Features features_;
   const WorkerPlan plan_;
@@ -120,7 +102,7 @@ class Worker final : public WorkerBase, private LinkIo {
   // HTTP/2 streams report their ends to it).
   LoadSession session_;
   // The connections' I/O: every slot acquired at start, renewed per socket.
-  io::Engine<Backend, Connection> engine_;
+  EngineLink<Backend> link_;
 };
 
 }  // namespace ringhttp::client

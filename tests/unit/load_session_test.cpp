@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "client/load/engine_link.hpp"
 #include "client/load/session.hpp"
 #include "client/options.hpp"
 #include "core/io/engine.hpp"
@@ -33,30 +34,6 @@ Options parsed(std::vector<std::string> args) {
   EXPECT_EQ(parse_options(int(argv.size()), argv.data(), out), ParseOutcome::run);
   return out;
 }
-
-// The worker's side, as client/load/worker.hpp has it, over the fake.
-class Loop final : public LinkIo {
- public:
-  io::Engine<FakeIo, Connection> engine;
-
-  int open_socket(const net::Address&, Connection& conn) override {
-    return engine.backend().open_socket(0, conn.slot);
-  }
-  void connect(Connection& conn, int fd, const net::Address& address) override {
-    engine.table().renew(conn);
-    engine.open(conn, fd);
-    engine.connect(conn, address);
-  }
-  void arm_receive(Connection& conn) override { engine.arm_receive(conn); }
-  void send(Connection& conn, const char* data, std::uint32_t len) override { engine.send(conn, data, len); }
-  void cancel_all(Connection& conn) override { engine.cancel_all(conn); }
-  void close(Connection& conn) override { engine.close(conn); }
-  void resume_parked_send(Connection& conn) override { engine.resume_parked_send(conn); }
-  io::SyscallCounts syscalls() const override { return engine.backend().syscalls(); }
-  void reset_syscalls() override {}
-  bool can_batch_wait() const override { return false; }
-  void set_batch_wait(std::uint32_t, std::uint32_t) override {}
-};
 
 class LoadSessionTest : public testing::Test {
  protected:
@@ -136,7 +113,7 @@ class LoadSessionTest : public testing::Test {
   std::unique_ptr<RequestBytes> request_;
   WorkerPlan plan_;
   WorkerResults results_;
-  Loop loop_;
+  EngineLink<FakeIo> loop_;  // the worker's link to its engine, over the fake
   std::unique_ptr<LoadSession> session_;
 };
 
