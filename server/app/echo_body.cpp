@@ -71,6 +71,44 @@ std::string_view trim_right(std::string_view s) {
   return s;
 }
 
+// What reading one field's value came to: taken (neither set), refused
+// with a field error (kept while the rest is read), or a syntax error,
+// which ends the parse.
+struct FieldRead {
+  simdjson::error_code syntax = simdjson::SUCCESS;
+  EchoError refused = EchoError::none;
+  bool taken() const { return syntax == simdjson::SUCCESS && refused == EchoError::none; }
+};
+
+FieldRead refused(EchoError error) { return {simdjson::SUCCESS, error}; }
+
+// "name": a string of 1 to echo_name_chars_max characters, with no U+0000
+// where the shape is the name alone.
+FieldRead read_name(od::value& value, EchoShape shape, std::string_view& name) {
+  od::json_type type;
+  if (auto e = value.type().get(type); e) return {e};
+  if (type != od::json_type::string) return refused(EchoError::wrong_type);
+  if (auto e = value.get_string().get(name); e) return {e};
+  const std::size_t chars = code_points(name);
+  const bool nul = shape == EchoShape::name_only && name.find('\0') != std::string_view::npos;
+  if (chars == 0 || chars > echo_name_chars_max || nul) return refused(EchoError::out_of_range);
+  return {};
+}
+
+// "n": a number a double holds, whose double is finite too.
+FieldRead read_n(od::value& value, double& n) {
+  od::json_type type;
+  if (auto e = value.type().get(type); e) return {e};
+  if (type != od::json_type::number) return refused(EchoError::wrong_type);
+  const std::string_view token = trim_right(value.raw_json_token());
+  if (auto e = value.get_double().get(n); e) {
+    if (!is_json_number(token)) return {e};
+    return refused(EchoError::out_of_range);  // a number, but not one a double holds
+  }
+  if (!std::isfinite(n) || std::fabs(n) > DBL_MAX / 2) return refused(EchoError::out_of_range);
+  return {};
+}
+
 }  // namespace
 
 int status_for(EchoError error) {
@@ -109,7 +147,6 @@ EchoBodyParser::~EchoBodyParser() = default;
 
 EchoParse EchoBodyParser::parse(const char* data, std::size_t len, EchoShape shape) {
   assert(len <= echo_body_bytes_max);
-  EchoParse out;
   const auto syntax = [](simdjson::error_code e) {
     EchoParse p;
     p.error = e == simdjson::UTF8_ERROR ? EchoError::invalid_utf8 : EchoError::malformed;
@@ -122,6 +159,7 @@ EchoParse EchoBodyParser::parse(const char* data, std::size_t len, EchoShape sha
 
   // The first field error is kept while the rest is read: a syntax error
   // anywhere (400) outranks it.
+  EchoParse out;
   EchoParse semantic;
   auto refuse = [&](EchoError error, std::string_view field) {
     if (semantic.error != EchoError::none) return;
@@ -135,54 +173,28 @@ EchoParse EchoBodyParser::parse(const char* data, std::size_t len, EchoShape sha
     std::string_view key;
     if (auto e = field.unescaped_key().get(key); e) return syntax(e);
     od::value value = field.value();
-    if (key == "name") {
-      if (have_name) {
-        refuse(EchoError::duplicate_field, "name");
-        continue;
-      }
-      have_name = true;
-      od::json_type type;
-      if (auto e = value.type().get(type); e) return syntax(e);
-      if (type != od::json_type::string) {
-        refuse(EchoError::wrong_type, "name");
-        continue;
-      }
-      std::string_view name;
-      if (auto e = value.get_string().get(name); e) return syntax(e);
-      const std::size_t chars = code_points(name);
-      const bool nul = shape == EchoShape::name_only && name.find('\0') != std::string_view::npos;
-      if (chars == 0 || chars > echo_name_chars_max || nul) {
-        refuse(EchoError::out_of_range, "name");
-        continue;
-      }
-      out.name = name;
-    } else if (key == "n" && shape == EchoShape::name_and_n) {
-      if (have_n) {
-        refuse(EchoError::duplicate_field, "n");
-        continue;
-      }
-      have_n = true;
-      od::json_type type;
-      if (auto e = value.type().get(type); e) return syntax(e);
-      if (type != od::json_type::number) {
-        refuse(EchoError::wrong_type, "n");
-        continue;
-      }
-      const std::string_view token = trim_right(value.raw_json_token());
-      double n = 0;
-      if (auto e = value.get_double().get(n); e) {
-        if (!is_json_number(token)) return syntax(e);
-        refuse(EchoError::out_of_range, "n");  // a number, but not one a double holds
-        continue;
-      }
-      // 2n must be finite too.
-      if (!std::isfinite(n) || std::fabs(n) > DBL_MAX / 2) {
-        refuse(EchoError::out_of_range, "n");
-        continue;
-      }
-      out.n = n;
-    } else {
+    const bool is_name = key == "name";
+    if (!is_name && (key != "n" || shape != EchoShape::name_and_n)) {
       refuse(EchoError::unknown_field, cut(key, error_field_bytes_max));
+      continue;
+    }
+    bool& seen = is_name ? have_name : have_n;
+    const std::string_view which = is_name ? "name" : "n";
+    if (seen) {
+      refuse(EchoError::duplicate_field, which);
+      continue;
+    }
+    seen = true;
+    std::string_view name;
+    double n = 0;
+    const FieldRead read = is_name ? read_name(value, shape, name) : read_n(value, n);
+    if (read.syntax != simdjson::SUCCESS) return syntax(read.syntax);
+    if (!read.taken()) {
+      refuse(read.refused, which);
+    } else if (is_name) {
+      out.name = name;
+    } else {
+      out.n = n;
     }
   }
   if (!at_end(doc)) {
