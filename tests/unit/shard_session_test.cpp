@@ -21,7 +21,10 @@
 
 #include "server/shard.ipp"
 #include "server/shard_db.ipp"
+#include "core/tls/context.hpp"
+#include "core/tls/stream.hpp"
 #include "tests/unit/fake_backend.hpp"
+#include "tests/unit/test_pki.hpp"
 
 namespace ringhttp::server {
 
@@ -61,7 +64,7 @@ class ShardSession : public testing::Test {
     all_[0] = &counters_;
     cors_ = std::make_unique<Cors>(app_config_.cors);
     shard_ = std::make_unique<Shard<FakeIo>>(options_, app_config_, *cors_, 0, -1, uring::Features{}, SendPath{},
-                                             nullptr, counters_, std::span<const ShardCounters* const>(all_));
+                                             tls_, counters_, std::span<const ShardCounters* const>(all_));
     ASSERT_TRUE(ShardTestAccess::setup(*shard_));
     // A connection accepted.
     batch({{io::encode({Op::accept, Shard<FakeIo>::shard_slot, 0}), client_fd, io::completion_flags::more}});
@@ -110,6 +113,7 @@ class ShardSession : public testing::Test {
   std::array<const ShardCounters*, 1> all_{};
   std::unique_ptr<Shard<FakeIo>> shard_;
   std::uint64_t recv_tag_ = 0;
+  tls::ServerContext* tls_ = nullptr;  // HTTPS, when a fixture sets it before SetUp
 };
 
 const std::string get = "GET /plaintext HTTP/1.1\r\nHost: a\r\n\r\n";
@@ -230,6 +234,121 @@ TEST_F(ShardSession, a_reset_with_a_send_in_flight_frees_the_slot_only_at_zero) 
   EXPECT_EQ(conn().state, ConnState::free);
   EXPECT_EQ(io().closed, std::vector<int>{client_fd});
   EXPECT_EQ(counters_.connections_closed.read(), 1u);
+}
+
+// ---- HTTPS: the same session behind the TLS adapter (core/tls/stream.hpp)
+
+// A client's TLS session in memory, against the shard over the fake: what
+// the client writes is delivered as the shard's receives, and what the
+// shard sends is read back by the client.
+class ShardSessionTls : public ShardSession {
+ protected:
+  void SetUp() override {
+    using testing_support::pki;
+    ASSERT_TRUE(pki().ok);
+    std::string error;
+    server_ctx_ = tls::ServerContext::make({pki().certificate_file, pki().key_file}, error);
+    ASSERT_NE(server_ctx_, nullptr) << error;
+    options_.tls_cert_file = pki().certificate_file;
+    options_.tls_key_file = pki().key_file;
+    tls_ = server_ctx_.get();
+    ShardSession::SetUp();
+    tls::ClientConfig config;
+    config.ca_file = pki().ca_file;
+    client_ctx_ = tls::ClientContext::make(config, error);
+    ASSERT_NE(client_ctx_, nullptr) << error;
+    ASSERT_TRUE(client_ctx_->start(client_, "localhost", error)) << error;
+    out_.lend(area_.data(), std::uint32_t(area_.size()));
+    // ClientHello; the server's flight; Finished; the tickets.
+    ASSERT_EQ(tls::handshake(client_, out_), tls::Session::Status::want_io);
+    to_server(take_output());
+    ASSERT_TRUE(conn().send_inflight);
+    EXPECT_EQ(from_server(), "");
+    ASSERT_TRUE(client_.handshake_done());
+    to_server(take_output());
+    EXPECT_EQ(from_server(), "");
+    ASSERT_TRUE(conn().tls.handshake_done());
+    ASSERT_EQ(counters_.tls_handshakes_full.read(), 1u);
+  }
+
+  // What the client wrote, as one send of its outbox.
+  std::string take_output() {
+    if (out_.empty()) return {};
+    const std::span<const char> bytes = out_.begin_send();
+    std::string sent(bytes.data(), bytes.size());
+    out_.sent();
+    return sent;
+  }
+  // Delivered as one receive each buffer's worth, in one batch.
+  void to_server(std::string_view bytes) {
+    std::vector<io::Completion> receives;
+    for (std::size_t at = 0; at < bytes.size(); at += FakeIo::buffer_bytes) {
+      receives.push_back(deliver(bytes.substr(at, FakeIo::buffer_bytes)));
+    }
+    if (!receives.empty()) batch(receives);
+  }
+  // The send in flight, completed and read by the client: its plaintext.
+  std::string from_server() {
+    std::string plaintext;
+    while (conn().send_inflight) {
+      const std::string wire = complete_send();
+      const char* in = wire.data();
+      std::size_t in_len = wire.size();
+      const tls::ReadEnd end = tls::read_records(
+          client_, out_, in, in_len, plain_, [] { return true; },
+          [&](const char* data, std::size_t n) {
+            plaintext.append(data, n);
+            return true;
+          });
+      EXPECT_EQ(end, tls::ReadEnd::drained);
+    }
+    return plaintext;
+  }
+
+  std::unique_ptr<tls::ServerContext> server_ctx_;
+  std::unique_ptr<tls::ClientContext> client_ctx_;
+  tls::Session client_;
+  std::vector<char> area_ = std::vector<char>(2 * tls::wire_out_record_bytes);
+  tls::Outbox out_;
+  std::vector<char> plain_ = std::vector<char>(tls::record_plaintext_bytes_max);
+};
+
+// A request's record cut in two receives at every byte: nothing is
+// answered before its last byte, then one response, and no receive
+// buffer is kept (a record cut short waits inside OpenSSL).
+TEST_F(ShardSessionTls, a_request_record_cut_at_every_byte_is_answered_once_complete) {
+  std::size_t record_bytes = 0;
+  for (std::size_t cut = 0;; ++cut) {
+    ASSERT_EQ(tls::encrypt(client_, out_, get.data(), get.size()), get.size());
+    const std::string record = take_output();
+    if (record_bytes == 0) record_bytes = record.size();
+    ASSERT_EQ(record.size(), record_bytes);
+    if (cut >= record_bytes) break;
+    if (cut > 0) {
+      to_server(record.substr(0, cut));
+      EXPECT_FALSE(conn().send_inflight) << "answered at " << cut << " of " << record_bytes;
+    }
+    to_server(record.substr(cut));
+    const std::string answer = from_server();
+    EXPECT_EQ(count(answer, "HTTP/1.1 200 OK"), 1u) << "cut at " << cut;
+    EXPECT_TRUE(answer.ends_with("Hello, World!")) << "cut at " << cut;
+    EXPECT_EQ(io().buffers_free(), FakeIo::buffers) << "cut at " << cut;
+  }
+  EXPECT_GT(record_bytes, get.size());
+  EXPECT_EQ(counters_.responses[status_index(200)].read(), record_bytes);
+}
+
+// Two requests in one record, then a record carrying the client's
+// close_notify: both are answered in one send, then the connection closes
+// as for a FIN.
+TEST_F(ShardSessionTls, a_close_notify_after_requests_answers_them_then_closes) {
+  const std::string two = get + get;
+  ASSERT_EQ(tls::encrypt(client_, out_, two.data(), two.size()), two.size());
+  ASSERT_TRUE(tls::queue_close(client_, out_));
+  to_server(take_output());
+  const std::string answer = from_server();
+  EXPECT_EQ(count(answer, "HTTP/1.1 200 OK"), 2u);
+  EXPECT_NE(conn().state, ConnState::open);
 }
 
 }  // namespace
