@@ -4,7 +4,8 @@
 // it checks the session's decisions one completion at a time: connect,
 // send, a response counted and the next request sent, a failure that
 // cancels what is in flight, and a socket closed only once nothing of it
-// is left.
+// is left. Then the same over https, against a server's TLS session in
+// memory: a response record cut at every byte, a close_notify, garbage.
 
 #include <gtest/gtest.h>
 
@@ -16,7 +17,10 @@
 #include "client/load/session.hpp"
 #include "client/options.hpp"
 #include "core/io/engine.hpp"
+#include "core/tls/context.hpp"
+#include "core/tls/stream.hpp"
 #include "tests/unit/fake_backend.hpp"
+#include "tests/unit/test_pki.hpp"
 
 namespace ringhttp::client {
 namespace {
@@ -165,6 +169,127 @@ TEST_F(LoadSessionTest, a_refused_connect_is_an_error_and_the_slot_backs_off) {
   EXPECT_EQ(io().closed.size(), 1u) << "nothing was in flight: closed in the same batch";
   EXPECT_EQ(conn().state, ConnState::idle);
   EXPECT_EQ(asked(Op::connect), 1u) << "the next connect waits for the back-off";
+}
+
+// ---- https: the same session behind the TLS adapter (core/tls/stream.hpp)
+
+// A server's TLS session in memory: what the client sends is read by it,
+// and what it writes is delivered as the client's receives.
+class LoadSessionTls : public LoadSessionTest {
+ protected:
+  void SetUp() override {
+    using testing_support::pki;
+    ASSERT_TRUE(pki().ok);
+    std::string error;
+    server_ctx_ = tls::ServerContext::make({pki().certificate_file, pki().key_file}, error);
+    ASSERT_NE(server_ctx_, nullptr) << error;
+    ASSERT_TRUE(server_ctx_->start(server_, error)) << error;
+    out_.lend(area_.data(), std::uint32_t(area_.size()));
+  }
+
+  // The client's sends, each completed in full as it is made: their bytes.
+  std::string take_sends() {
+    std::string bytes;
+    while (conn().send_inflight) {
+      const std::string b = last(Op::send).bytes;
+      bytes += b;
+      sent(std::int32_t(b.size()));
+    }
+    return bytes;
+  }
+  // The server reads `wire`: the plaintext it gave.
+  std::string server_reads(const std::string& wire) {
+    std::string plaintext;
+    const char* in = wire.data();
+    std::size_t in_len = wire.size();
+    const tls::ReadEnd end = tls::read_records(
+        server_, out_, in, in_len, plain_, [] { return true; },
+        [&](const char* data, std::size_t n) {
+          plaintext.append(data, n);
+          return true;
+        });
+    EXPECT_EQ(end, tls::ReadEnd::drained);
+    return plaintext;
+  }
+  // What the server wrote, as one send.
+  std::string server_output() {
+    if (out_.empty()) return {};
+    const std::span<const char> bytes = out_.begin_send();
+    std::string sent_bytes(bytes.data(), bytes.size());
+    out_.sent();
+    return sent_bytes;
+  }
+  // Delivered to the client, a receive per buffer's worth.
+  void to_client(std::string_view bytes) {
+    for (std::size_t at = 0; at < bytes.size(); at += FakeIo::buffer_bytes) {
+      received(bytes.substr(at, FakeIo::buffer_bytes));
+    }
+  }
+  // Connects and shakes hands: the first request, as the server read it.
+  std::string open(const std::string& requests) {
+    start({"-c", "1", "-n", requests, "--cacert", testing_support::pki().ca_file, "https://127.0.0.1:9/"});
+    connected();
+    EXPECT_EQ(conn().state, ConnState::handshake);
+    EXPECT_EQ(server_reads(take_sends()), "");  // the ClientHello
+    to_client(server_output());
+    EXPECT_EQ(conn().state, ConnState::open);
+    const std::string request = server_reads(take_sends());  // Finished, and the request with it
+    to_client(server_output());                                // the session tickets
+    EXPECT_TRUE(server_.handshake_done());
+    return request;
+  }
+
+  std::unique_ptr<tls::ServerContext> server_ctx_;
+  tls::Session server_;
+  std::vector<char> area_ = std::vector<char>(4 * tls::wire_out_record_bytes);
+  tls::Outbox out_;
+  std::vector<char> plain_ = std::vector<char>(tls::record_plaintext_bytes_max);
+};
+
+// Each response's record is cut in two receives at every byte: nothing is
+// counted before its last byte, then one response, and the next request
+// follows it.
+TEST_F(LoadSessionTls, a_response_record_cut_at_every_byte_is_counted_once_complete) {
+  const std::string first = open("1000");
+  ASSERT_EQ(first.rfind("GET / HTTP/1.1\r\n", 0), 0u) << first;
+  std::size_t record_bytes = 0;
+  for (std::uint64_t cut = 0;; ++cut) {
+    ASSERT_EQ(tls::encrypt(server_, out_, ok_response.data(), ok_response.size()), ok_response.size());
+    const std::string record = server_output();
+    if (record_bytes == 0) record_bytes = record.size();
+    ASSERT_EQ(record.size(), record_bytes);
+    if (cut >= record_bytes) break;
+    if (cut > 0) {
+      to_client(std::string_view(record).substr(0, cut));
+      EXPECT_EQ(results_.stats.responses, cut) << "counted at " << cut << " of " << record_bytes;
+    }
+    to_client(std::string_view(record).substr(cut));
+    EXPECT_EQ(results_.stats.responses, cut + 1) << "cut at " << cut;
+    EXPECT_EQ(server_reads(take_sends()), first) << "the next request, after the cut at " << cut;
+  }
+  EXPECT_GT(record_bytes, ok_response.size());
+  EXPECT_EQ(results_.stats.errors[std::size_t(ErrorClass::tls)], 0u);
+  EXPECT_EQ(results_.stats.errors[std::size_t(ErrorClass::parse)], 0u);
+}
+
+// The server's close_notify after the last response expected: it is
+// counted, and the connection closes without an error.
+TEST_F(LoadSessionTls, a_close_notify_after_the_last_response_closes_cleanly) {
+  open("1");
+  ASSERT_EQ(tls::encrypt(server_, out_, ok_response.data(), ok_response.size()), ok_response.size());
+  ASSERT_TRUE(tls::queue_close(server_, out_));
+  to_client(server_output());
+  EXPECT_EQ(results_.stats.responses, 1u);
+  EXPECT_EQ(conn().state, ConnState::closing);
+  for (std::size_t e = 0; e < results_.stats.errors.size(); ++e) EXPECT_EQ(results_.stats.errors[e], 0u) << e;
+}
+
+// Bytes that are no TLS record: a tls error, and the slot closes.
+TEST_F(LoadSessionTls, garbage_from_the_server_is_a_tls_error) {
+  open("10");
+  to_client(std::string(64, '\x17'));
+  EXPECT_EQ(results_.stats.errors[std::size_t(ErrorClass::tls)], 1u);
+  EXPECT_EQ(results_.stats.responses, 0u);
 }
 
 }  // namespace
