@@ -9,7 +9,8 @@ window only and writes what it found.
   at perf's frequency allows on the server's one CPU (a recording that took
   in the warm-up has four times as many); user space and the kernel each
   have functions in the self and inclusive tables, the server's own code
-  among user space's, and the shares add up; the folded stacks hold every
+  among user space's (in the self table once it has 50 user-space
+  samples), and the shares add up; the folded stacks hold every
   sample, the kernel's frames marked, the server's code in them; the chart
   is a PNG; the row ran plain and recorded, and the overhead is stated;
 - a selector naming several rows, or --profile beside --soak: exit 2 with
@@ -35,6 +36,9 @@ EDGE_S = 0.25           # ... and its PROFILE_EDGE_S
 # often than 1/frequency, never four times as often.
 SAMPLE_SLACK = 1.25
 CLK_TCK = os.sysconf("SC_CLK_TCK")
+# User-space samples from which the server's own functions are expected
+# among the leaves too (they are most of its user time).
+SELF_TABLE_SAMPLES_MIN = 50
 
 
 def start_ticks(pid):
@@ -98,9 +102,17 @@ def records_the_window(build):
         for side in ("user", "kernel"):
             if not summary.get(kind, {}).get(side):
                 failures.append(f"no {side} functions in the {kind} table")
-    user_self = [e["function"] for e in summary.get("self", {}).get("user", [])]
-    if not any(f.startswith("ringhttp::") for f in user_self):
-        failures.append(f"the server's own functions are not in user space's self table: {user_self[:8]}")
+    # The server's own code is in every user-space stack (its loop calls
+    # the libraries), so in the inclusive table always. In the self table
+    # only given enough user-space samples: a loaded VM's perf once took
+    # 11 in the window, the one in user space a sample in liburing.
+    user_samples = round(samples * (summary.get("user_share") or 0))
+    for kind in ("inclusive", "self"):
+        if kind == "self" and user_samples < SELF_TABLE_SAMPLES_MIN:
+            continue
+        functions = [e["function"] for e in summary.get(kind, {}).get("user", [])]
+        if not any(f.startswith("ringhttp::") for f in functions):
+            failures.append(f"the server's own functions are not in user space's {kind} table: {functions[:8]}")
     shares = (summary.get("user_share") or 0) + (summary.get("kernel_share") or 0)
     if abs(shares - 1) > 1e-9:
         failures.append(f"user and kernel shares add to {shares}, not 1")
