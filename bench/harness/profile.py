@@ -31,6 +31,9 @@ from .summary import fmt, summarize
 from .render import gnuplot_missing, run_gnuplot
 
 PROFILE_FREQUENCY_HZ = 999   # samples per second of CPU: not a multiple of the kernel's tick, so not in step with it
+# A profile with fewer samples than this share of what its CPU time
+# should have given is marked starved.
+STARVED_SHARE = 0.25
 PROFILE_EVENT = "cpu-clock"  # a software event: counts on any machine, virtual or not
 PROFILE_CALL_GRAPH = "dwarf"  # 8 KiB of user stack per sample, unwound afterwards (see above)
 # The recording starts this long after the generator's warm-up ends and
@@ -185,6 +188,9 @@ class Profile:
         side.sort(key=lambda x: (-x[1], x[0]))
         return [(name, c, c / self.total) for name, c in side[:n]]
 
+    def expected(self):
+        return round(sum(self.ticks) / os.sysconf("SC_CLK_TCK") * PROFILE_FREQUENCY_HZ)
+
     def summary(self):
         return {
             "samples": self.total, "seconds_recorded": self.seconds,
@@ -195,6 +201,12 @@ class Profile:
             # the same windows: a second, independent reading of it.
             "accounted_ticks": {"user": self.ticks[0], "system": self.ticks[1]},
             "accounted_user_share": self.ticks[0] / sum(self.ticks) if sum(self.ticks) else None,
+            # What perf should have taken over the CPU time the kernel charged
+            # the server; far fewer ("starved": perf on some virtual machines,
+            # a server that runs in bursts much shorter than the sampling
+            # period) and the tables say little.
+            "expected_samples": self.expected(),
+            "starved": self.total < self.expected() * STARVED_SHARE,
             "user_binaries": [{"binary": b, "samples": c, "share": c / self.total}
                               for b, c in self.user_binaries.most_common()],
             "self": {side: [{"function": n, "samples": c, "share": s}

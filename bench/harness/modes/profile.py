@@ -81,4 +81,9 @@ def figures_notes(record):
                      f"accounting of the same windows (utime, stime: {summary['accounted_ticks']['user']} and "
                      f"{summary['accounted_ticks']['system']} ticks) gives user space "
                      f"{fmt(summary['accounted_user_share'], '.1%')}.")
+    if summary.get("starved"):
+        notes.append(f"Starved: perf took {summary['samples']:,} samples where the CPU time the kernel charged the "
+                     f"server should have given about {summary['expected_samples']:,}; the tables below say little "
+                     "(perf on some virtual machines; a server that runs in bursts much shorter than the sampling "
+                     "period).")
     return notes
