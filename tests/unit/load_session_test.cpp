@@ -21,6 +21,7 @@
 #include "core/tls/stream.hpp"
 #include "tests/unit/fake_backend.hpp"
 #include "tests/unit/test_pki.hpp"
+#include "tests/unit/tls_peer.hpp"
 
 namespace ringhttp::client {
 namespace {
@@ -183,8 +184,7 @@ class LoadSessionTls : public LoadSessionTest {
     std::string error;
     server_ctx_ = tls::ServerContext::make({pki().certificate_file, pki().key_file}, error);
     ASSERT_NE(server_ctx_, nullptr) << error;
-    ASSERT_TRUE(server_ctx_->start(server_, error)) << error;
-    out_.lend(area_.data(), std::uint32_t(area_.size()));
+    ASSERT_TRUE(server_ctx_->start(server_.session, error)) << error;
   }
 
   // The client's sends, each completed in full as it is made: their bytes.
@@ -197,28 +197,8 @@ class LoadSessionTls : public LoadSessionTest {
     }
     return bytes;
   }
-  // The server reads `wire`: the plaintext it gave.
-  std::string server_reads(const std::string& wire) {
-    std::string plaintext;
-    const char* in = wire.data();
-    std::size_t in_len = wire.size();
-    const tls::ReadEnd end = tls::read_records(
-        server_, out_, in, in_len, plain_, [] { return true; },
-        [&](const char* data, std::size_t n) {
-          plaintext.append(data, n);
-          return true;
-        });
-    EXPECT_EQ(end, tls::ReadEnd::drained);
-    return plaintext;
-  }
-  // What the server wrote, as one send.
-  std::string server_output() {
-    if (out_.empty()) return {};
-    const std::span<const char> bytes = out_.begin_send();
-    std::string sent_bytes(bytes.data(), bytes.size());
-    out_.sent();
-    return sent_bytes;
-  }
+  std::string server_reads(const std::string& wire) { return server_.read(wire); }
+  std::string server_output() { return server_.take_output(); }
   // Delivered to the client, a receive per buffer's worth.
   void to_client(std::string_view bytes) {
     for (std::size_t at = 0; at < bytes.size(); at += FakeIo::buffer_bytes) {
@@ -235,15 +215,12 @@ class LoadSessionTls : public LoadSessionTest {
     EXPECT_EQ(conn().state, ConnState::open);
     const std::string request = server_reads(take_sends());  // Finished, and the request with it
     to_client(server_output());                                // the session tickets
-    EXPECT_TRUE(server_.handshake_done());
+    EXPECT_TRUE(server_.session.handshake_done());
     return request;
   }
 
   std::unique_ptr<tls::ServerContext> server_ctx_;
-  tls::Session server_;
-  std::vector<char> area_ = std::vector<char>(4 * tls::wire_out_record_bytes);
-  tls::Outbox out_;
-  std::vector<char> plain_ = std::vector<char>(tls::record_plaintext_bytes_max);
+  testing_support::TlsPeer server_{4 * tls::wire_out_record_bytes};
 };
 
 // Each response's record is cut in two receives at every byte: nothing is
@@ -254,7 +231,7 @@ TEST_F(LoadSessionTls, a_response_record_cut_at_every_byte_is_counted_once_compl
   ASSERT_EQ(first.rfind("GET / HTTP/1.1\r\n", 0), 0u) << first;
   std::size_t record_bytes = 0;
   for (std::uint64_t cut = 0;; ++cut) {
-    ASSERT_EQ(tls::encrypt(server_, out_, ok_response.data(), ok_response.size()), ok_response.size());
+    ASSERT_EQ(tls::encrypt(server_.session, server_.out, ok_response.data(), ok_response.size()), ok_response.size());
     const std::string record = server_output();
     if (record_bytes == 0) record_bytes = record.size();
     ASSERT_EQ(record.size(), record_bytes);
@@ -276,8 +253,8 @@ TEST_F(LoadSessionTls, a_response_record_cut_at_every_byte_is_counted_once_compl
 // counted, and the connection closes without an error.
 TEST_F(LoadSessionTls, a_close_notify_after_the_last_response_closes_cleanly) {
   open("1");
-  ASSERT_EQ(tls::encrypt(server_, out_, ok_response.data(), ok_response.size()), ok_response.size());
-  ASSERT_TRUE(tls::queue_close(server_, out_));
+  ASSERT_EQ(tls::encrypt(server_.session, server_.out, ok_response.data(), ok_response.size()), ok_response.size());
+  ASSERT_TRUE(tls::queue_close(server_.session, server_.out));
   to_client(server_output());
   EXPECT_EQ(results_.stats.responses, 1u);
   EXPECT_EQ(conn().state, ConnState::closing);

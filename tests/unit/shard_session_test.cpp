@@ -25,6 +25,7 @@
 #include "core/tls/stream.hpp"
 #include "tests/unit/fake_backend.hpp"
 #include "tests/unit/test_pki.hpp"
+#include "tests/unit/tls_peer.hpp"
 
 namespace ringhttp::server {
 
@@ -257,28 +258,20 @@ class ShardSessionTls : public ShardSession {
     config.ca_file = pki().ca_file;
     client_ctx_ = tls::ClientContext::make(config, error);
     ASSERT_NE(client_ctx_, nullptr) << error;
-    ASSERT_TRUE(client_ctx_->start(client_, "localhost", error)) << error;
-    out_.lend(area_.data(), std::uint32_t(area_.size()));
+    ASSERT_TRUE(client_ctx_->start(client_.session, "localhost", error)) << error;
     // ClientHello; the server's flight; Finished; the tickets.
-    ASSERT_EQ(tls::handshake(client_, out_), tls::Session::Status::want_io);
+    ASSERT_EQ(tls::handshake(client_.session, client_.out), tls::Session::Status::want_io);
     to_server(take_output());
     ASSERT_TRUE(conn().send_inflight);
     EXPECT_EQ(from_server(), "");
-    ASSERT_TRUE(client_.handshake_done());
+    ASSERT_TRUE(client_.session.handshake_done());
     to_server(take_output());
     EXPECT_EQ(from_server(), "");
     ASSERT_TRUE(conn().tls.handshake_done());
     ASSERT_EQ(counters_.tls_handshakes_full.read(), 1u);
   }
 
-  // What the client wrote, as one send of its outbox.
-  std::string take_output() {
-    if (out_.empty()) return {};
-    const std::span<const char> bytes = out_.begin_send();
-    std::string sent(bytes.data(), bytes.size());
-    out_.sent();
-    return sent;
-  }
+  std::string take_output() { return client_.take_output(); }
   // Delivered as one receive each buffer's worth, in one batch.
   void to_server(std::string_view bytes) {
     std::vector<io::Completion> receives;
@@ -290,27 +283,13 @@ class ShardSessionTls : public ShardSession {
   // The send in flight, completed and read by the client: its plaintext.
   std::string from_server() {
     std::string plaintext;
-    while (conn().send_inflight) {
-      const std::string wire = complete_send();
-      const char* in = wire.data();
-      std::size_t in_len = wire.size();
-      const tls::ReadEnd end = tls::read_records(
-          client_, out_, in, in_len, plain_, [] { return true; },
-          [&](const char* data, std::size_t n) {
-            plaintext.append(data, n);
-            return true;
-          });
-      EXPECT_EQ(end, tls::ReadEnd::drained);
-    }
+    while (conn().send_inflight) plaintext += client_.read(complete_send());
     return plaintext;
   }
 
   std::unique_ptr<tls::ServerContext> server_ctx_;
   std::unique_ptr<tls::ClientContext> client_ctx_;
-  tls::Session client_;
-  std::vector<char> area_ = std::vector<char>(2 * tls::wire_out_record_bytes);
-  tls::Outbox out_;
-  std::vector<char> plain_ = std::vector<char>(tls::record_plaintext_bytes_max);
+  testing_support::TlsPeer client_{2 * tls::wire_out_record_bytes};
 };
 
 // A request's record cut in two receives at every byte: nothing is
@@ -319,7 +298,7 @@ class ShardSessionTls : public ShardSession {
 TEST_F(ShardSessionTls, a_request_record_cut_at_every_byte_is_answered_once_complete) {
   std::size_t record_bytes = 0;
   for (std::size_t cut = 0;; ++cut) {
-    ASSERT_EQ(tls::encrypt(client_, out_, get.data(), get.size()), get.size());
+    ASSERT_EQ(tls::encrypt(client_.session, client_.out, get.data(), get.size()), get.size());
     const std::string record = take_output();
     if (record_bytes == 0) record_bytes = record.size();
     ASSERT_EQ(record.size(), record_bytes);
@@ -343,8 +322,8 @@ TEST_F(ShardSessionTls, a_request_record_cut_at_every_byte_is_answered_once_comp
 // as for a FIN.
 TEST_F(ShardSessionTls, a_close_notify_after_requests_answers_them_then_closes) {
   const std::string two = get + get;
-  ASSERT_EQ(tls::encrypt(client_, out_, two.data(), two.size()), two.size());
-  ASSERT_TRUE(tls::queue_close(client_, out_));
+  ASSERT_EQ(tls::encrypt(client_.session, client_.out, two.data(), two.size()), two.size());
+  ASSERT_TRUE(tls::queue_close(client_.session, client_.out));
   to_server(take_output());
   const std::string answer = from_server();
   EXPECT_EQ(count(answer, "HTTP/1.1 200 OK"), 2u);
