@@ -65,8 +65,13 @@ struct Link {
   bool recv_stopping = false;   // the armed receive was cancelled: it must end
   bool send_inflight = false;
   bool send_is_message = false;  // the send in flight is send_message's, not send's
-  bool send_again = false;       // the send's last completion wrote nothing (EAGAIN) and it was made again
-  bool send_parked = false;      // the send wrote nothing twice in a row: made again on the owner's tick
+  // The send's last completions wrote nothing (EAGAIN): once, it was made
+  // again at once (again); twice in a row, it waits for the owner's tick
+  // (parked).
+  enum class Retry : std::uint8_t { none, again, parked } send_retry = Retry::none;
+  // One-shot polls armed (a foreign socket's: ForeignSockets below), one
+  // bit per direction (poll_bit).
+  std::uint8_t polls = 0;
   bool connecting = false;
   bool closing = false;  // cancel_all was called: closed once nothing is in flight
   bool dirty = false;    // on the engine's list for after this batch
@@ -79,6 +84,9 @@ static_assert(sizeof(Link) <= 48, "every connection of every shard carries a Lin
 // A re-arm was asked for (-ENOBUFS, a retryable error) and none is armed:
 // the owner arms one after the batch or on its tick, if it wants one.
 inline bool rearm_due(const Link& s) { return s.rearm_recv && !s.recv_armed; }
+
+inline constexpr std::uint8_t poll_bit(bool write) { return write ? 2 : 1; }
+inline bool poll_armed(const Link& s, bool write) { return (s.polls & poll_bit(write)) != 0; }
 
 // Work outside the engine that the slot must outlive (a database query
 // whose answer is written into it): counted as in flight until unpinned.
@@ -111,17 +119,52 @@ struct Sent {
     written,  // this part written; the engine resumed the rest (a short write)
     done,     // the send is over: wholly written, or the slot is closing
     failed,   // the peer is gone, or our own cancel
-    again,    // nothing written (EAGAIN, EINTR): made again now, or on the tick (send_parked)
+    again,    // nothing written (EAGAIN, EINTR): made again now, or on the tick (Retry::parked)
   };
   Kind kind = Kind::done;
   std::int32_t res = 0;
 };
 
-template <typename Backend, typename Slot>
+// Which sockets an engine's slots hold, and the operations it tags them
+// with (user_data.hpp): one engine per kind over the same backend.
+//
+// Own sockets are the owner's connections: opened or accepted for a slot,
+// received into the backend's buffers, closed by the engine once nothing
+// of them is in flight.
+struct OwnSockets {
+  static constexpr bool foreign = false;
+  static constexpr Op op(Op o) { return o; }
+};
+
+// Foreign sockets belong to a library that does its own I/O on them while
+// it connects (libpq), and closes them itself, or opens another in their
+// place: the engine polls them, sends from and receives into the owner's
+// own buffers, and never closes them. A new socket takes a new slot.
+struct ForeignSockets {
+  static constexpr bool foreign = true;
+  static constexpr Op op(Op o) {
+    switch (o) {
+      case Op::recv: return Op::db_recv;
+      case Op::send: return Op::db_send;
+      case Op::cancel: return Op::db_cancel;
+      default: return o;
+    }
+  }
+};
+
+// Backend is the backend itself (the engine owns it) or a reference to one
+// another engine owns (a second table of slots over the same ring or epoll
+// set).
+template <typename BackendT, typename Slot, typename Sockets = OwnSockets>
 class Engine {
   static_assert(std::is_base_of_v<Link, Slot>, "an engine's slot derives from io::Link");
+  using Backend = std::remove_reference_t<BackendT>;
+  static constexpr bool owns_backend = !std::is_reference_v<BackendT>;
 
  public:
+  Engine() requires owns_backend = default;
+  explicit Engine(Backend& shared) requires(!owns_backend) : io_(shared) {}
+
   struct Config {
     std::uint32_t slots = 0;
     std::uint8_t enobufs_in_a_row_max = 8;  // then the tick re-arms
@@ -130,9 +173,13 @@ class Engine {
   };
 
   // Returns what failed, or "".
-  std::string init(const typename Backend::Config& backend, const Config& config) {
-    config_ = config;
+  std::string init(const typename Backend::Config& backend, const Config& config) requires owns_backend {
     if (std::string e = io_.init(backend); !e.empty()) return e;
+    return init(config);
+  }
+  // An engine over a backend another one owns (and has initialized).
+  std::string init(const Config& config) {
+    config_ = config;
     if (std::string e = table_.init(config.slots); !e.empty()) return e;
     dirty_.reserve(config.slots);
     return {};
@@ -143,7 +190,7 @@ class Engine {
   SlotTable<Slot>& table() { return table_; }
   const SlotTable<Slot>& table() const { return table_; }
 
-  static std::uint64_t tag(Op op, const Slot& s) { return io::tag(op, s); }
+  static std::uint64_t tag(Op op, const Slot& s) { return io::tag(Sockets::op(op), s); }
 
   // The slot a completion's tag names, or nullptr when it is for an
   // earlier use of the slot (the tag's generation is not the slot's).
@@ -165,6 +212,8 @@ class Engine {
     s.enobufs_in_a_row = 0;
     s.recv_armed = s.recv_multishot = s.rearm_recv = s.recv_stopping = false;
     s.send_inflight = s.connecting = s.closing = s.send_is_message = false;
+    s.send_retry = Link::Retry::none;
+    s.polls = 0;
   }
 
   void connect(Slot& s, const net::Address& address) {
@@ -200,8 +249,8 @@ class Engine {
   // On the owner's tick: a send parked after writing nothing twice in a
   // row (on_send) is made again.
   void resume_parked_send(Slot& s) {
-    if (!s.send_parked || s.closing) return;
-    s.send_parked = false;
+    if (s.send_retry != Link::Retry::parked || s.closing) return;
+    s.send_retry = Link::Retry::again;  // a third nothing parks it again
     submit(s);
   }
 
@@ -272,6 +321,63 @@ class Engine {
     cancel(s, Op::recv);
   }
 
+  // ---- A foreign socket's own operations (ForeignSockets).
+
+  // A one-shot poll for input (or room to write); its completion's result
+  // is the poll mask, or -errno.
+  void poll(Slot& s, bool write) {
+    static_assert(Sockets::foreign, "own sockets receive and send; only a foreign one is polled");
+    assert(!poll_armed(s, write) && !s.closing);
+    io_.poll(s.fd, write, io::tag(write ? Op::db_write : Op::db_read, s));
+    s.polls |= poll_bit(write);
+    s.inflight.add();
+  }
+
+  std::int32_t on_poll(Slot& s, bool write, const Completion& c) {
+    assert(poll_armed(s, write));
+    s.polls &= std::uint8_t(~poll_bit(write));
+    s.inflight.done();
+    return c.res;
+  }
+
+  // The polls armed are cancelled; each still completes (-ECANCELED).
+  void stop_polling(Slot& s) {
+    static_assert(Sockets::foreign, "only a foreign socket is polled");
+    if (poll_armed(s, false)) cancel(s, Op::db_read);
+    if (poll_armed(s, true)) cancel(s, Op::db_write);
+  }
+
+  // A single-shot receive of at most `len` bytes into the owner's `data`,
+  // which stays untouched by the owner until it completes.
+  void receive_into(Slot& s, char* data, std::size_t len) {
+    static_assert(Sockets::foreign, "own sockets receive into the backend's buffers (arm_receive)");
+    assert(!s.recv_armed && !s.closing && len > 0);
+    io_.receive_into(s.fd, data, len, tag(Op::recv, s));
+    s.recv_armed = true;
+    s.recv_multishot = false;
+    s.recv_stopping = false;
+    s.inflight.add();
+  }
+
+  // Its result: the bytes received (0: the peer finished), or -errno.
+  std::int32_t on_receive_into(Slot& s, const Completion& c) {
+    assert(s.recv_armed);
+    s.recv_armed = false;
+    s.recv_stopping = false;
+    s.inflight.done();
+    return c.res;
+  }
+
+  // Closing a foreign slot: its socket is its library's, which closes it
+  // (or has already); the slot goes back to the table.
+  void forget(Slot& s) {
+    static_assert(Sockets::foreign, "an own socket is closed (release)");
+    assert(closed(s));
+    s.fd = -1;
+    s.closing = false;
+    table_.release(s);
+  }
+
   // ---- Sending: one send in flight per slot.
 
   // Sends what `msg`'s iovecs cover, `bytes` in all, by the configured send
@@ -316,11 +422,11 @@ class Engine {
         // peer costs a send per tick, not a loop. It stays the send in
         // flight (nothing else is sent before it); the send timeout still
         // runs, since nothing was written.
-        if (s.send_again) {
-          s.send_parked = true;
+        if (s.send_retry == Link::Retry::again) {
+          s.send_retry = Link::Retry::parked;
           s.send_inflight = true;
         } else {
-          s.send_again = true;
+          s.send_retry = Link::Retry::again;
           submit(s);
         }
         return {Sent::Kind::again, c.res};
@@ -331,7 +437,7 @@ class Engine {
       s.send_left = 0;
       return {Sent::Kind::failed, c.res};
     }
-    s.send_again = false;  // progress ends a run of sends that wrote nothing
+    s.send_retry = Link::Retry::none;  // progress ends a run of sends that wrote nothing
     const auto written = std::uint64_t(c.res);
     assert(written <= s.send_left);
     if (s.closing || written >= s.send_left) {
@@ -403,9 +509,11 @@ class Engine {
     std::uint32_t n = 0;
     if (s.recv_armed && !s.recv_stopping) s.recv_stopping = true, cancel(s, Op::recv), ++n;
     if (s.connecting) cancel(s, Op::connect), ++n;
-    if (s.send_parked) {
+    if (poll_armed(s, false)) cancel(s, Op::db_read), ++n;
+    if (poll_armed(s, true)) cancel(s, Op::db_write), ++n;
+    if (s.send_retry == Link::Retry::parked) {
       // Nothing of it is in the kernel: dropped here, as a cancel would.
-      s.send_parked = false;
+      s.send_retry = Link::Retry::none;
       s.send_inflight = false;
       s.send_left = 0;
     }
@@ -425,6 +533,8 @@ class Engine {
     std::uint32_t n = 0;
     if (s.recv_armed && s.recv_stopping) cancel(s, Op::recv), ++n;
     if (s.closing && s.connecting) cancel(s, Op::connect), ++n;
+    if (s.closing && poll_armed(s, false)) cancel(s, Op::db_read), ++n;
+    if (s.closing && poll_armed(s, true)) cancel(s, Op::db_write), ++n;
     if (s.closing && s.send_inflight) cancel(s, Op::send), ++n;
     return n;
   }
@@ -436,6 +546,7 @@ class Engine {
   // Closes `s`'s socket once closed(s); the slot stays the owner's (the
   // client reopens it in place).
   void close(Slot& s) {
+    static_assert(!Sockets::foreign, "a foreign socket is its library's to close (forget)");
     assert(closed(s) && s.zc_pending == 0);
     io_.close(s.fd, s.slot);
     s.fd = -1;
@@ -467,8 +578,11 @@ class Engine {
   }
 
   void submit(Slot& s) {
-    assert(!s.send_parked);
-    if (s.send_is_message) {
+    assert(s.send_retry != Link::Retry::parked);
+    if constexpr (Sockets::foreign) {
+      assert(!s.send_is_message);
+      io_.send_from(s.fd, s.send_data, std::size_t(s.send_left), tag(Op::send, s));
+    } else if (s.send_is_message) {
       io_.send_message(s.fd, s.send_msg, config_.send_mode, tag(Op::send, s), config_.zc_report_usage);
     } else {
       io_.send(s.fd, s.send_data, std::size_t(s.send_left), tag(Op::send, s));
@@ -478,7 +592,7 @@ class Engine {
   }
 
   Config config_;
-  Backend io_;
+  BackendT io_;
   SlotTable<Slot> table_;
   DirtyList dirty_;
 };

@@ -23,10 +23,11 @@ enum class Op : std::uint8_t {
   wake = 7,      // read of the shard's eventfd (signals, shutdown)
   probe = 8,     // feature probing at start-up
   connect = 9,   // the client's connect of a connection
-  db_read = 10,  // poll for input on a shard's database connection (slot: its index)
+  db_read = 10,  // poll for input on a shard's database connection (slot: its socket's)
   db_write = 11, // poll for room to write on one
   db_send = 12,  // send of queries on one (the pool's own protocol)
   db_recv = 13,  // receive of results on one
+  db_cancel = 14,  // async cancel aimed at another operation of one
 };
 
 inline constexpr unsigned slot_bits = 24;

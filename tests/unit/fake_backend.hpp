@@ -49,6 +49,12 @@ class FakeIo {
     std::uint64_t target = 0;  // a cancel's
     bool multishot = false;
     std::string bytes;  // a send's
+    // A foreign socket's (the database's): its descriptor, the direction
+    // of a poll, the buffer of a receive_into.
+    int fd = -1;
+    bool write = false;
+    char* into = nullptr;
+    std::size_t len = 0;
   };
 
   std::string init(const Config& config) {
@@ -82,9 +88,15 @@ class FakeIo {
   }
   void timeout(__kernel_timespec*, std::uint64_t) {}
   void read(int, void*, unsigned, std::uint64_t) {}
-  void poll(int, bool, std::uint64_t) {}
-  void send_from(int, const char*, std::size_t, std::uint64_t) {}
-  void receive_into(int, char*, std::size_t, std::uint64_t) {}
+  void poll(int fd, bool write, std::uint64_t tag) {
+    asked.push_back({io::decode(tag).op, tag, 0, false, {}, fd, write, nullptr, 0});
+  }
+  void send_from(int fd, const char* data, std::size_t len, std::uint64_t tag) {
+    asked.push_back({io::decode(tag).op, tag, 0, false, std::string(data, len), fd, false, nullptr, len});
+  }
+  void receive_into(int fd, char* into, std::size_t len, std::uint64_t tag) {
+    asked.push_back({io::decode(tag).op, tag, 0, false, {}, fd, false, into, len});
+  }
   void connect(int, const net::Address&, std::uint64_t tag) { asked.push_back({Op::connect, tag, 0, false, {}}); }
   std::uint64_t sq_full_flushes() const { return 0; }
   Received received(std::uint32_t, std::uint32_t flags, std::int32_t res) {
