@@ -26,6 +26,7 @@
 #include "server/app/app.hpp"
 #include "server/connection.hpp"
 #include "server/counters.hpp"
+#include "server/db/engine_driver.hpp"
 #include "server/db/pool.hpp"
 #include "server/http1/session.hpp"
 #include "server/options.hpp"
@@ -74,14 +75,14 @@ std::unique_ptr<ShardBase> make_shard(io::BackendKind backend, const Options& op
 // What is left to the shard itself: its thread, listener and accepts, tick,
 // wake and stop, and the dispatch of every completion to the engine and
 // then to its connection's session (server/http1/session.hpp), whose I/O
-// it does (ConnectionIo). It is also its database pool's driver (its
-// sockets' operations on the shard's own ring) and the sink its results
-// come back to (server/shard_db.ipp).
+// it does (ConnectionIo). Its database pool's sockets are a second engine
+// over the same backend (server/db/engine_driver.hpp); the shard is the
+// sink their results come back to (server/shard_db.ipp).
 template <typename Backend>
-class Shard final : public ShardBase, private db::Driver, private db::Sink, private http1::ConnectionIo {
+class Shard final : public ShardBase, private db::Sink, private http1::ConnectionIo {
  public:
-  // Shard-level operations (accept, tick, wake, cancels they and the
-  // database polls need) carry this slot, which no connection can have.
+  // Shard-level operations (accept, tick, wake, the cancels they need)
+  // carry this slot, which no connection can have.
   static constexpr std::uint32_t shard_slot = io::slot_max;
   // The receive buffers the backend provides (the session holds its
   // share of them: server/http1/session.hpp).
@@ -159,13 +160,9 @@ class Shard final : public ShardBase, private db::Driver, private db::Sink, priv
   std::uint32_t cancel_all(Connection& conn) override;
   void release(Connection& conn) override;
 
-  // shard_db.ipp: the database pool's operations and results.
-  void poll(std::uint32_t link, std::uint32_t generation, int fd, bool write) override;
-  void send(std::uint32_t link, std::uint32_t generation, int fd, const char* data, std::size_t len) override;
-  void recv(std::uint32_t link, std::uint32_t generation, int fd, char* data, std::size_t len) override;
-  void cancel(std::uint32_t link, std::uint32_t generation, db::Io io) override;
+  // shard_db.ipp: the database pool, and its results.
   void on_result(const db::Waiter& waiter, const db::Result& result) override;
-  void start_database();
+  std::string start_database();
 
   const Options& options_;
   const AppConfig& app_config_;
@@ -184,6 +181,9 @@ class Shard final : public ShardBase, private db::Driver, private db::Sink, priv
   // The connections' I/O: the slot table (mapped once; slots constructed on
   // first use), operations in flight, sends, the batch's dirty list.
   io::Engine<Backend, Connection> engine_;
+  // The database connections' sockets: a second engine over the same
+  // backend (declared after engine_, which owns it).
+  db::EngineDriver<Backend> db_io_{engine_.backend()};
   // Every connection's HTTP/1.1 logic, and what it lends them.
   http1::Session session_;
   std::uint32_t open_count_ = 0;

@@ -123,7 +123,10 @@ bool Shard<Backend>::setup() {
     return false;
   }
   pending_.reserve(pending_accepts_max);
-  start_database();
+  if (std::string e = start_database(); !e.empty()) {
+    error_ = std::move(e);
+    return false;
+  }
   arm_wake();
   arm_tick();
   arm_accept();
@@ -146,11 +149,16 @@ template <typename Backend>
 void Shard<Backend>::dispatch(const io::Completion& c) {
   const io::Tag t = io::decode(c.user_data);
   switch (t.op) {
-    // The slot names the database connection; the pool checks the generation.
-    case Op::db_read: return db_->on_io(t.slot, t.generation, db::Io::poll_read, c.res);
-    case Op::db_write: return db_->on_io(t.slot, t.generation, db::Io::poll_write, c.res);
-    case Op::db_send: return db_->on_io(t.slot, t.generation, db::Io::send, c.res);
-    case Op::db_recv: return db_->on_io(t.slot, t.generation, db::Io::recv, c.res);
+    // The slot names the database connection's socket, in the pool's engine.
+    case Op::db_cancel:
+      if (c.res == 0) counters_.operations_cancelled.add();
+      [[fallthrough]];
+    case Op::db_read:
+    case Op::db_write:
+    case Op::db_send:
+    case Op::db_recv:
+      if (!db_io_.on_completion(c)) counters_.stale_completions.add();
+      return;
     default: break;
   }
   if (t.slot == shard_slot) {
@@ -344,6 +352,7 @@ void Shard<Backend>::on_tick() {
     // that the connections waiting for them (aborted above) are freed.
     if (past_stop_deadline) db_->stop();
     db_->on_tick();
+    db_io_.on_tick();
   }
   arm_tick();
 }

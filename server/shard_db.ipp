@@ -1,12 +1,11 @@
-// The shard's side of its database connections (server/db/pool.hpp): their
-// sockets' operations on the shard's own ring (one-shot polls while libpq
-// does the I/O, re-armed by the pool after each completion, since libpq
-// reads at most a buffer per call and an edge-triggered multishot poll
-// could leave input unreported; sends and receives once the pool speaks
-// the query protocol itself), and each result framed into the response
-// that waited for it, in its place in the connection's queue.
-
-#include <poll.h>
+// The shard's side of its database connections (server/db/pool.hpp): the
+// pool, its sockets' engine over the shard's own backend
+// (server/db/engine_driver.hpp: one-shot polls while libpq does the I/O,
+// re-armed by the pool after each completion, since libpq reads at most a
+// buffer per call and an edge-triggered multishot poll could leave input
+// unreported; sends and receives once the pool speaks the query protocol
+// itself), and each result framed into the response that waited for it,
+// in its place in the connection's queue.
 
 #include <cassert>
 #include <string>
@@ -17,58 +16,22 @@
 
 namespace ringhttp::server {
 
-using io::Op;
-
 template <typename Backend>
-void Shard<Backend>::start_database() {
-  if (options_.db_url.empty()) return;
+std::string Shard<Backend>::start_database() {
+  if (options_.db_url.empty()) return {};
   db::PoolConfig config;
   config.conninfo = options_.db_url;
   config.application_name = "ringhttp shard " + std::to_string(index_);
   config.links = options_.db_pool;
   config.queue_max = options_.db_queue;
   config.timeout_ms = options_.db_timeout_ms;
-  db::Driver& driver = *this;  // private bases: converted here, where they are accessible
-  db::Sink& sink = *this;
-  db_ = std::make_unique<db::Pool>(config, driver, sink, counters_.db, now_ms_);
+  if (std::string e = db_io_.init(config.links); !e.empty()) return "database sockets: " + e;
+  db::Sink& sink = *this;  // a private base: converted here, where it is accessible
+  db_ = std::make_unique<db::Pool>(config, db_io_, sink, counters_.db, now_ms_);
+  db_io_.attach(*db_);
   session_.app().set_database(db_.get());
   db_->start();
-}
-
-namespace shard_detail {
-
-inline Op op_of(db::Io io) {
-  switch (io) {
-    case db::Io::poll_read: return Op::db_read;
-    case db::Io::poll_write: return Op::db_write;
-    case db::Io::send: return Op::db_send;
-    case db::Io::recv: return Op::db_recv;
-  }
-  return Op::none;
-}
-
-}  // namespace shard_detail
-
-using shard_detail::op_of;
-
-template <typename Backend>
-void Shard<Backend>::poll(std::uint32_t link, std::uint32_t generation, int fd, bool write) {
-  io().poll(fd, write, io::encode({write ? Op::db_write : Op::db_read, link, generation}));
-}
-
-template <typename Backend>
-void Shard<Backend>::send(std::uint32_t link, std::uint32_t generation, int fd, const char* data, std::size_t len) {
-  io().send_from(fd, data, len, io::encode({Op::db_send, link, generation}));
-}
-
-template <typename Backend>
-void Shard<Backend>::recv(std::uint32_t link, std::uint32_t generation, int fd, char* data, std::size_t len) {
-  io().receive_into(fd, data, len, io::encode({Op::db_recv, link, generation}));
-}
-
-template <typename Backend>
-void Shard<Backend>::cancel(std::uint32_t link, std::uint32_t generation, db::Io which) {
-  io().cancel(io::encode({op_of(which), link, generation}), io::encode({Op::cancel, shard_slot, 0}));
+  return {};
 }
 
 template <typename Backend>

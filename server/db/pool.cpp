@@ -5,6 +5,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include <sys/stat.h>
+
 #include "server/db/libpq_setup.hpp"
 
 namespace ringhttp::server::db {
@@ -19,6 +21,15 @@ bool retryable(std::string_view sqlstate) {
   const std::string_view cls = sqlstate.substr(0, 2);
   return cls == "08" || cls == "40" || cls == "53" || cls == "57";
 }
+
+// Which socket `fd` is: libpq may close one and open the next with the
+// same number.
+std::uint64_t inode_of(int fd) {
+  struct stat st {};
+  return ::fstat(fd, &st) == 0 ? std::uint64_t(st.st_ino) : 0;
+}
+
+int fd_of(const Socket* s) { return s != nullptr ? s->fd : -1; }
 
 }  // namespace
 
@@ -129,7 +140,7 @@ bool Pool::send_libpq(Link& link, Kind kind, Statement statement, const char* pa
 
 void Pool::connect(std::uint32_t index) {
   Link& l = links_[index];
-  assert(l.state == State::down && l.pg == nullptr && l.ops == 0);
+  assert(l.state == State::down && l.pg == nullptr && l.socket == nullptr && l.closing_sockets == 0);
   l.pg = connect_start(config_.conninfo, config_.application_name);
   l.state = State::connecting;
   l.own_protocol = false;
@@ -139,7 +150,10 @@ void Pool::connect(std::uint32_t index) {
     return;
   }
   l.connect_wants = PGRES_POLLING_WRITING;  // as PQconnectStart's contract says
-  set_fd(index, PQsocket(l.pg));
+  if (!set_socket(index, PQsocket(l.pg))) {
+    fail(index, &counters_.errors_connect);
+    return;
+  }
   rearm(index);
 }
 
@@ -149,8 +163,7 @@ void Pool::advance_connect(std::uint32_t index) {
   switch (status) {
     case PGRES_POLLING_FAILED: fail(index, &counters_.errors_connect); return;
     case PGRES_POLLING_OK:
-      set_fd(index, PQsocket(l.pg));
-      if (!on_connected(l)) {
+      if (!set_socket(index, PQsocket(l.pg)) || !on_connected(l)) {
         fail(index, &counters_.errors_connect);
         return;
       }
@@ -160,7 +173,10 @@ void Pool::advance_connect(std::uint32_t index) {
       l.connect_wants = status;
       // libpq may have moved on to another socket (the next address, or a
       // retry without SSL).
-      set_fd(index, PQsocket(l.pg));
+      if (!set_socket(index, PQsocket(l.pg))) {
+        fail(index, &counters_.errors_connect);
+        return;
+      }
       break;
     default: break;
   }
@@ -181,22 +197,17 @@ bool Pool::on_connected(Link& link) {
   return true;
 }
 
-void Pool::on_io(std::uint32_t index, std::uint32_t generation, Io io, std::int32_t res) {
+void Pool::on_released(std::uint32_t index) {
+  assert(index < links_.size() && links_[index].closing_sockets > 0);
+  --links_[index].closing_sockets;
+}
+
+void Pool::on_poll(std::uint32_t index, bool write, std::int32_t res) {
   assert(index < links_.size());
   Link& l = links_[index];
-  assert(l.ops > 0 && "a completion for no operation in flight");
-  --l.ops;
-  if (generation != l.generation) return;  // for a socket since closed: its buffers wait for ops == 0
-  switch (io) {
-    case Io::poll_read: l.read_armed = false; break;
-    case Io::poll_write: l.write_armed = false; break;
-    case Io::send: l.send_armed = false; return on_sent(index, res);
-    case Io::recv: l.recv_armed = false; return on_received(index, res);
-  }
   if (res == -ECANCELED || l.own_protocol) return;  // polls end when the own protocol takes over
   // Any other error (-EBADF cannot happen: the socket is open while its
-  // generation is current) shows itself in the libpq call below.
-  const bool write = io == Io::poll_write;
+  // slot is not closing) shows itself in the libpq call below.
   switch (l.state) {
     case State::down: return;
     case State::connecting:
@@ -326,8 +337,7 @@ void Pool::pop_and_answer(std::uint32_t index) {
       // to close it. Its input poll ends: receives take over.
       if (PQsslInUse(l.pg) == 0 && !l.want_write && !l.needs_drain) {
         l.own_protocol = true;
-        if (l.read_armed) driver_.cancel(index, l.generation, Io::poll_read);
-        if (l.write_armed) driver_.cancel(index, l.generation, Io::poll_write);
+        driver_.stop_polling(*l.socket);
       }
     }
     return;
@@ -342,30 +352,30 @@ void Pool::pop_and_answer(std::uint32_t index) {
 
 void Pool::send_now(std::uint32_t index) {
   Link& l = links_[index];
-  if (l.send_armed || l.out_len == 0 || l.state != State::ready || !l.own_protocol) return;
+  if (l.out_len == 0 || l.state != State::ready || !l.own_protocol || l.socket->send_inflight) return;
   l.sending = l.out_len;
-  l.send_armed = true;
   counters_.sends.add();
-  ++l.ops;
-  driver_.send(index, l.generation, l.fd, l.out.data(), l.sending);
+  driver_.send(*l.socket, l.out.data(), l.sending);
 }
 
-void Pool::on_sent(std::uint32_t index, std::int32_t res) {
+void Pool::on_sent(std::uint32_t index, bool written) {
+  assert(index < links_.size());
   Link& l = links_[index];
-  if (res <= 0) {
+  if (!written) {
     fail(index, &counters_.errors_lost);
     return;
   }
-  // Queries queued meanwhile sit after the bytes the send was given; what
-  // it did not write (a short write) goes again with them, in order.
-  assert(std::size_t(res) <= l.sending);
-  std::memmove(l.out.data(), l.out.data() + res, l.out_len - std::size_t(res));
-  l.out_len -= std::size_t(res);
+  // Wholly written (the engine resumed any short write). Queries queued
+  // meanwhile sit after the bytes the send was given: they go next.
+  assert(l.sending > 0 && l.sending <= l.out_len);
+  std::memmove(l.out.data(), l.out.data() + l.sending, l.out_len - l.sending);
+  l.out_len -= l.sending;
   l.sending = 0;
   send_now(index);
 }
 
 void Pool::on_received(std::uint32_t index, std::int32_t res) {
+  assert(index < links_.size());
   Link& l = links_[index];
   if (res <= 0) {  // the server closed, or the socket failed
     fail(index, &counters_.errors_lost);
@@ -442,9 +452,9 @@ bool Pool::on_message(std::uint32_t index, const wire::Message& m) {
 
 // Closes the connection: its queries are answered unavailable (a result
 // whose Sync never came is not known to have committed), its operations
-// cancelled (a late one is stale by generation, and its buffers are reused
-// only once it has completed), and it is reconnected after the backoff
-// (never, once stopped).
+// cancelled (each completes into the engine, not here), and it is
+// reconnected after the backoff once they all have, since its buffers are
+// reused (never, once stopped).
 void Pool::fail(std::uint32_t index, metrics::Counter* why) {
   Link& l = links_[index];
   if (why != nullptr) why->add();
@@ -458,7 +468,7 @@ void Pool::fail(std::uint32_t index, metrics::Counter* why) {
     sink_.on_result(e.waiter, Result{e.statement, Outcome::unavailable, {}, {}});
   });
   counters_.queries_in_flight.set(in_flight_);
-  set_fd(index, -1);
+  set_socket(index, -1);
   if (l.pg != nullptr) PQfinish(l.pg);
   l.pg = nullptr;
   l.state = State::down;
@@ -470,28 +480,33 @@ void Pool::fail(std::uint32_t index, metrics::Counter* why) {
   l.retry_at_ms = now_ms_ + l.backoff_ms;
 }
 
-// A new socket (or none): operations on the old one are cancelled and made stale.
-void Pool::set_fd(std::uint32_t index, int fd) {
+// libpq's socket now (or none, -1). A new one takes a new slot; the old
+// one's operations are cancelled (libpq has closed it, or is about to),
+// and its slot is released after their last completion. False when no
+// slot is free (the shard's table holds sockets_per_link per connection).
+bool Pool::set_socket(std::uint32_t index, int fd) {
   Link& l = links_[index];
-  if (fd == l.fd) return;
-  if (l.read_armed) driver_.cancel(index, l.generation, Io::poll_read);
-  if (l.write_armed) driver_.cancel(index, l.generation, Io::poll_write);
-  if (l.send_armed) driver_.cancel(index, l.generation, Io::send);
-  if (l.recv_armed) driver_.cancel(index, l.generation, Io::recv);
-  l.read_armed = l.write_armed = l.send_armed = l.recv_armed = false;
-  ++l.generation;
-  l.fd = fd;
+  const std::uint64_t inode = fd >= 0 ? inode_of(fd) : 0;
+  if (l.socket != nullptr && l.socket->fd == fd && l.socket->inode == inode) return true;
+  if (l.socket != nullptr) {
+    if (!driver_.close(*l.socket)) ++l.closing_sockets;
+    l.socket = nullptr;
+  }
+  if (fd < 0) return true;
+  l.socket = driver_.open(index, fd);
+  if (l.socket == nullptr) return false;
+  l.socket->inode = inode;
+  return true;
 }
 
 void Pool::rearm(std::uint32_t index) {
   Link& l = links_[index];
-  if (l.state == State::down || l.fd < 0) return;
+  if (l.state == State::down || l.socket == nullptr) return;
+  Socket& s = *l.socket;
   if (l.own_protocol) {
-    if (!l.recv_armed) {
+    if (!s.recv_armed) {
       assert(l.in_len < l.in.size());
-      l.recv_armed = true;
-      ++l.ops;
-      driver_.recv(index, l.generation, l.fd, l.in.data() + l.in_len, l.in.size() - l.in_len);
+      driver_.receive_into(s, l.in.data() + l.in_len, l.in.size() - l.in_len);
     }
     return;
   }
@@ -500,16 +515,8 @@ void Pool::rearm(std::uint32_t index) {
   // restart, an administrator) is seen at once, not at the next query.
   const bool want_read = connecting ? l.connect_wants == PGRES_POLLING_READING : true;
   const bool want_write = connecting ? l.connect_wants == PGRES_POLLING_WRITING : l.want_write;
-  if (want_read && !l.read_armed) {
-    l.read_armed = true;
-    ++l.ops;
-    driver_.poll(index, l.generation, l.fd, false);
-  }
-  if (want_write && !l.write_armed) {
-    l.write_armed = true;
-    ++l.ops;
-    driver_.poll(index, l.generation, l.fd, true);
-  }
+  if (want_read && !io::poll_armed(s, false)) driver_.poll(s, false);
+  if (want_write && !io::poll_armed(s, true)) driver_.poll(s, true);
 }
 
 // Through libpq (TLS), each query is a write as it is queued. Corked, those
@@ -518,7 +525,7 @@ void Pool::rearm(std::uint32_t index) {
 // per batch, not per query.
 void Pool::cork(Link& link) {
   if (link.corked || !link.cork_works) return;
-  if (set_cork(link.fd, true)) {
+  if (set_cork(fd_of(link.socket), true)) {
     link.corked = true;
   } else {
     link.cork_works = false;  // a Unix socket: its writes are not segmented anyway
@@ -527,7 +534,7 @@ void Pool::cork(Link& link) {
 
 void Pool::uncork(Link& link) {
   if (!link.corked) return;
-  set_cork(link.fd, false);  // pushes what is queued
+  set_cork(fd_of(link.socket), false);  // pushes what is queued
   link.corked = false;
 }
 
@@ -556,7 +563,7 @@ void Pool::on_tick() {
       case State::down:
         // A socket's buffers are reused only when every operation of its
         // earlier use has completed (cancels are quick).
-        if (!stopped_ && l.ops == 0 && now_ms_ >= l.retry_at_ms) connect(i);
+        if (!stopped_ && l.closing_sockets == 0 && now_ms_ >= l.retry_at_ms) connect(i);
         break;
       case State::connecting:
       case State::preparing:

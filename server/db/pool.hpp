@@ -38,6 +38,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/io/engine.hpp"
 #include "server/db/counters.hpp"
 #include "server/db/pipeline_queue.hpp"
 #include "server/db/result.hpp"
@@ -52,19 +53,34 @@ enum class Submit : std::uint8_t {
   queue_full,   // the shard has --db-queue queries in flight
 };
 
-// The operations the pool asks for on a connection's socket.
-enum class Io : std::uint8_t { poll_read, poll_write, send, recv };
+// A database connection's socket, as the shard's engine keeps it: one
+// engine slot per socket libpq opens (core/io/engine.hpp's foreign
+// sockets), with its operations in flight, its send cursor and its
+// cancel-all; released once the last completes.
+struct Socket : io::Link {
+  std::uint32_t link = 0;   // the pool's connection it is a socket of
+  std::uint64_t inode = 0;  // tells a new socket from one with the same number
+  bool in_use = false;      // handed out, not yet released
+};
 
-// The I/O seam: one-shot operations on a connection's socket, tagged with
-// the connection's index and generation; the driver reports each
-// completion to on_io(), exactly once, cancelled ones included. The shard
-// drives them on its io_uring; an epoll backend would do the same calls.
+// The I/O seam (server/db/engine_driver.hpp over the shard's backend;
+// tests/unit/db_pool_test.cpp over a fake one). Every operation completes
+// for the pool once, by on_poll, on_sent or on_received, unless its socket
+// was closed first: then the engine takes its completion, and on_released
+// says when the last has come.
 class Driver {
  public:
-  virtual void poll(std::uint32_t link, std::uint32_t generation, int fd, bool write) = 0;
-  virtual void send(std::uint32_t link, std::uint32_t generation, int fd, const char* data, std::size_t len) = 0;
-  virtual void recv(std::uint32_t link, std::uint32_t generation, int fd, char* data, std::size_t len) = 0;
-  virtual void cancel(std::uint32_t link, std::uint32_t generation, Io io) = 0;
+  // A slot for socket `fd` of connection `link`, or nullptr when none is free.
+  virtual Socket* open(std::uint32_t link, int fd) = 0;
+  virtual void poll(Socket& s, bool write) = 0;
+  virtual void stop_polling(Socket& s) = 0;  // the polls armed are cancelled
+  // `len` bytes at `data`, untouched until on_sent; a short write is resumed by the engine.
+  virtual void send(Socket& s, const char* data, std::size_t len) = 0;
+  virtual void receive_into(Socket& s, char* data, std::size_t len) = 0;
+  // Every operation of `s` cancelled, its socket left to libpq. True when
+  // the slot was released at once (nothing was in flight); otherwise
+  // on_released follows its last completion.
+  virtual bool close(Socket& s) = 0;
 
  protected:
   ~Driver() = default;
@@ -108,8 +124,12 @@ class Pool {
   // Queues a query for `waiter`; on_result answers it unless refused here.
   Submit read_user(std::string_view id_digits, const Waiter& waiter);
   Submit insert_user(std::string_view name, const Waiter& waiter);
-  // An operation completed (res: a poll's mask, bytes, or -errno).
-  void on_io(std::uint32_t link, std::uint32_t generation, Io io, std::int32_t res);
+  // An operation of connection `link`'s socket completed (the driver's).
+  void on_poll(std::uint32_t link, bool write, std::int32_t res);  // a poll mask, or -errno
+  void on_sent(std::uint32_t link, bool written);  // wholly written, or failed
+  void on_received(std::uint32_t link, std::int32_t res);  // bytes, 0 (the server closed), or -errno
+  // A socket the link closed has no operation left: its buffers are free.
+  void on_released(std::uint32_t link);
   // After a batch of completions: results libpq read while sending are
   // delivered, and connections that failed under a send closed.
   void after_batch();
@@ -128,16 +148,13 @@ class Pool {
 
   struct Link {
     PGconn* pg = nullptr;
-    int fd = -1;
-    std::uint32_t generation = 0;
+    Socket* socket = nullptr;  // libpq's current socket, while it has one
+    // Sockets closed whose operations are still in flight, any of which may
+    // write into `in` or read from `out`: the link reconnects at 0.
+    std::uint32_t closing_sockets = 0;
     State state = State::down;
     PostgresPollingStatusType connect_wants = PGRES_POLLING_WRITING;
     bool own_protocol = false;  // queries through wire.hpp, not libpq (a ready connection without TLS)
-    bool read_armed = false;    // operations of this generation in flight
-    bool write_armed = false;
-    bool send_armed = false;
-    bool recv_armed = false;
-    std::uint32_t ops = 0;      // operations in flight of any generation: buffers wait for 0
     bool want_write = false;    // libpq has output it could not send yet
     bool needs_drain = false;   // libpq may hold results it read while sending
     bool broken = false;        // a send failed: closed after the batch
@@ -169,12 +186,10 @@ class Pool {
   bool drain(std::uint32_t index);
   void record(Link& link, Entry& e, PGresult* r);
   void pop_and_answer(std::uint32_t index);
-  void on_sent(std::uint32_t index, std::int32_t res);
-  void on_received(std::uint32_t index, std::int32_t res);
   bool on_message(std::uint32_t index, const wire::Message& m);
   void send_now(std::uint32_t index);
   void fail(std::uint32_t index, metrics::Counter* why);  // why: null when stopping
-  void set_fd(std::uint32_t index, int fd);
+  bool set_socket(std::uint32_t index, int fd);
   void rearm(std::uint32_t index);
   void cork(Link& link);
   void uncork(Link& link);
