@@ -148,18 +148,11 @@ void Shard<Backend>::on_wake() {
 template <typename Backend>
 void Shard<Backend>::dispatch(const io::Completion& c) {
   const io::Tag t = io::decode(c.user_data);
-  switch (t.op) {
+  if (io::is_db(t.op)) [[unlikely]] {
     // The slot names the database connection's socket, in the pool's engine.
-    case Op::db_cancel:
-      if (c.res == 0) counters_.operations_cancelled.add();
-      [[fallthrough]];
-    case Op::db_read:
-    case Op::db_write:
-    case Op::db_send:
-    case Op::db_recv:
-      if (!db_io_.on_completion(c)) counters_.stale_completions.add();
-      return;
-    default: break;
+    if (t.op == Op::db_cancel && c.res == 0) counters_.operations_cancelled.add();
+    if (!db_io_.on_completion(c)) counters_.stale_completions.add();
+    return;
   }
   if (t.slot == shard_slot) {
     switch (t.op) {

@@ -30,6 +30,10 @@ enum class Op : std::uint8_t {
   db_cancel = 14,  // async cancel aimed at another operation of one
 };
 
+// The database sockets' operations are the last ones: one comparison
+// tells whose engine a completion is for.
+inline constexpr bool is_db(Op op) { return op >= Op::db_read && op <= Op::db_cancel; }
+
 inline constexpr unsigned slot_bits = 24;
 inline constexpr std::uint32_t slot_max = (1u << slot_bits) - 1;
 
