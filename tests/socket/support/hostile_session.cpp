@@ -410,98 +410,147 @@ std::vector<std::string> server_args(const SessionOptions& options) {
   return args;
 }
 
+// Certificates made for an HTTPS session that names none. False (and a
+// failure) when they could not be made.
+bool make_certificates(SessionOptions& options, std::optional<TempCertificates>& certificates,
+                       std::vector<std::string>& failures) {
+  if (!options.driver.tls || !options.tls_cert_file.empty()) return true;
+  try {
+    certificates.emplace();
+  } catch (const std::exception& e) {
+    failures.push_back(std::string("certificates for the HTTPS server: ") + e.what());
+    return false;
+  }
+  options.tls_cert_file = certificates->files().cert_file;
+  options.tls_key_file = certificates->files().key_file;
+  options.driver.tls_ca_file = certificates->files().ca_file;
+  return true;
+}
+
+// What every round must leave as it found it on the server's side: its
+// connections ended, its counters in step with the driver's tally, its
+// descriptors, and (without a sanitizer) its resident memory within the
+// growth allowed.
+class RoundChecks {
+ public:
+  RoundChecks(const SessionOptions& options, ServerProcess& server, std::vector<std::string>& failures)
+      : options_(options),
+        server_(server),
+        failures_(failures),
+        pid_(server.pid()),
+        // The start-up line names the malloc in use: libasan's under AddressSanitizer.
+        sanitized_(server.startup_line().find("asan") != std::string::npos),
+        descriptors_at_start_(open_descriptors(pid_)),
+        scraper_(server) {
+    before_ = scraper_.scrape();
+    scraper_.take_count();
+  }
+
+  // After round `n`: false when the server died during it.
+  bool check(std::uint32_t n, const RoundReport& round) {
+    name_ = "round " + std::to_string(n);
+    // A pause for an abort in flight to land, so that the report names the
+    // death and its exit status; not synchronisation: a server that dies
+    // after it fails the scrapes below, which throw, and the next round.
+    std::this_thread::sleep_for(server_tick);
+    if (!is_alive(pid_)) {
+      failures_.push_back(name_ + ": the server died (it " + server_.wait_exit(1s).describe() +
+                          "); its stderr, above, says why");
+      return false;
+    }
+    check_metrics(round);
+    check_resources();
+    return true;
+  }
+
+ private:
+  void log(const std::string& line) const {
+    if (options_.log) options_.log(line);
+  }
+
+  // Every connection the driver opened must end on the server's side too.
+  void check_metrics(const RoundReport& round) {
+    Metrics after;
+    const bool settled = eventually(
+        [&] {
+          after = scraper_.scrape();
+          return after.value(metric::active) == scraper_.active_while_scraping();
+        },
+        options_.settle_ms_max);
+    if (!settled) {
+      failures_.push_back(name_ + ": " + metric::active + " stays at " + std::to_string(after.value(metric::active)) +
+                          (scraper_.active_while_scraping() == 1
+                               ? " (1 is the scrape itself)"
+                               : " (the scrapes go to a metrics address of their own)") +
+                          " after " + std::to_string(options_.settle_ms_max.count()) + " ms");
+    }
+    log(name_ + ": the server's paths taken: " + paths_taken(before_, after));
+    for (std::string& m : compare_metrics(before_, after, round.tally, scraper_.take_count(),
+                                          scraper_.active_while_scraping(), options_.driver.tls)) {
+      failures_.push_back(name_ + ": " + m);
+    }
+    before_ = after;
+  }
+
+  void check_resources() {
+    std::size_t descriptors = 0;
+    if (!eventually([&] { return (descriptors = open_descriptors(pid_)) == descriptors_at_start_; },
+                    options_.settle_ms_max)) {
+      failures_.push_back(name_ + ": the server has " + std::to_string(descriptors) + " descriptors open, " +
+                          std::to_string(descriptors_at_start_) + " before the first round");
+    }
+    const std::uint64_t rss = resident_bytes(pid_);
+    log(name_ + ": server RSS " + std::to_string(rss >> 10) + " KiB, " + std::to_string(descriptors) + " descriptors");
+    if (!rss_after_first_) {
+      rss_after_first_ = rss;
+    } else if (sanitized_) {
+      log(name_ + ": RSS growth not bounded: the server runs under AddressSanitizer, whose quarantine keeps freed memory");
+    } else if (rss > *rss_after_first_ + options_.rss_growth_bytes_max) {
+      failures_.push_back(name_ + ": the server's RSS grew from " + std::to_string(*rss_after_first_ >> 10) +
+                          " KiB after round 1 to " + std::to_string(rss >> 10) + " KiB, over the " +
+                          std::to_string(options_.rss_growth_bytes_max >> 10) +
+                          " KiB allowed for the same round run again");
+    }
+  }
+
+  const SessionOptions& options_;
+  ServerProcess& server_;
+  std::vector<std::string>& failures_;
+  const pid_t pid_;
+  const bool sanitized_;
+  const std::size_t descriptors_at_start_;
+  Scraper scraper_;
+  Metrics before_;
+  std::optional<std::uint64_t> rss_after_first_;
+  std::string name_;
+};
+
 SessionReport run_session(const SessionOptions& given) {
   SessionReport report;
   auto& failures = report.failures;
   SessionOptions options = given;
   std::optional<TempCertificates> certificates;
-  if (options.driver.tls && options.tls_cert_file.empty()) {
-    try {
-      certificates.emplace();
-    } catch (const std::exception& e) {
-      failures.push_back(std::string("certificates for the HTTPS server: ") + e.what());
-      return report;
-    }
-    options.tls_cert_file = certificates->files().cert_file;
-    options.tls_key_file = certificates->files().key_file;
-    options.driver.tls_ca_file = certificates->files().ca_file;
-  }
+  if (!make_certificates(options, certificates, failures)) return report;
   if (options.driver.stall_ms_max <
       std::max(options.driver.header_timeout, options.driver.idle_timeout) + server_tick + 1s) {
     failures.push_back("the driver's stall limit must exceed the server's header and idle timeouts by a second");
     return report;
   }
-  const auto log = [&](const std::string& line) {
-    if (options.log) options.log(line);
-  };
   ServerProcess server(server_args(options));
-  const pid_t pid = server.pid();
-  // The start-up line names the malloc in use: libasan's under AddressSanitizer.
-  const bool sanitized = server.startup_line().find("asan") != std::string::npos;
-  const std::size_t descriptors_at_start = open_descriptors(pid);
-  Scraper scraper(server);
-  Metrics before = scraper.scrape();
-  scraper.take_count();
-  std::optional<std::uint64_t> rss_after_first;
+  RoundChecks checks(options, server, failures);
   std::vector<Failure> failed;
   for (std::uint32_t round_number = 1; round_number <= options.rounds; ++round_number) {
     const RoundReport round = run_round(server.port(), options.driver);
-    log("round " + std::to_string(round_number) + " (seed " + std::to_string(options.driver.seed) + ", " +
-        std::to_string(round.elapsed.count()) + " ms): " + round.tally.summary() + "; " +
-        std::to_string(round.failures.size()) + " connections failed");
+    if (options.log) {
+      options.log("round " + std::to_string(round_number) + " (seed " + std::to_string(options.driver.seed) + ", " +
+                  std::to_string(round.elapsed.count()) + " ms): " + round.tally.summary() + "; " +
+                  std::to_string(round.failures.size()) + " connections failed");
+    }
     add_round_failures(round, round_number, failures);
     failed.insert(failed.end(), round.failures.begin(), round.failures.end());
-    // A pause for an abort in flight to land, so that the report names the
-    // death and its exit status; not synchronisation: a server that dies
-    // after it fails the scrapes below, which throw, and the next round.
-    std::this_thread::sleep_for(server_tick);
-    if (!is_alive(pid)) {
+    if (!checks.check(round_number, round)) {
       report.server_died = true;
-      failures.push_back("round " + std::to_string(round_number) + ": the server died (it " +
-                         server.wait_exit(1s).describe() + "); its stderr, above, says why");
       break;
-    }
-    // Every connection the driver opened must end on the server's side too.
-    Metrics after;
-    const bool settled = eventually(
-        [&] {
-          after = scraper.scrape();
-          return after.value(metric::active) == scraper.active_while_scraping();
-        },
-        options.settle_ms_max);
-    if (!settled) {
-      failures.push_back("round " + std::to_string(round_number) + ": " + metric::active + " stays at " +
-                         std::to_string(after.value(metric::active)) +
-                         (scraper.active_while_scraping() == 1
-                              ? " (1 is the scrape itself)"
-                              : " (the scrapes go to a metrics address of their own)") +
-                         " after " + std::to_string(options.settle_ms_max.count()) + " ms");
-    }
-    log("round " + std::to_string(round_number) + ": the server's paths taken: " + paths_taken(before, after));
-    for (std::string& m : compare_metrics(before, after, round.tally, scraper.take_count(),
-                                          scraper.active_while_scraping(), options.driver.tls)) {
-      failures.push_back("round " + std::to_string(round_number) + ": " + m);
-    }
-    before = after;
-    std::size_t descriptors = 0;
-    if (!eventually([&] { return (descriptors = open_descriptors(pid)) == descriptors_at_start; },
-                    options.settle_ms_max)) {
-      failures.push_back("round " + std::to_string(round_number) + ": the server has " + std::to_string(descriptors) +
-                         " descriptors open, " + std::to_string(descriptors_at_start) + " before the first round");
-    }
-    const std::uint64_t rss = resident_bytes(pid);
-    log("round " + std::to_string(round_number) + ": server RSS " + std::to_string(rss >> 10) + " KiB, " +
-        std::to_string(descriptors) + " descriptors");
-    if (!rss_after_first) {
-      rss_after_first = rss;
-    } else if (sanitized) {
-      log("round " + std::to_string(round_number) +
-          ": RSS growth not bounded: the server runs under AddressSanitizer, whose quarantine keeps freed memory");
-    } else if (rss > *rss_after_first + options.rss_growth_bytes_max) {
-      failures.push_back("round " + std::to_string(round_number) + ": the server's RSS grew from " +
-                         std::to_string(*rss_after_first >> 10) + " KiB after round 1 to " + std::to_string(rss >> 10) +
-                         " KiB, over the " + std::to_string(options.rss_growth_bytes_max >> 10) +
-                         " KiB allowed for the same round run again");
     }
   }
   if (!report.server_died) {
