@@ -96,9 +96,8 @@ bool drive_running(const SessionOptions& options, std::uint16_t port, std::uint6
   return true;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+// The command line, as given.
+struct Flags {
   SessionOptions options;
   std::uint64_t seed = 0;
   bool seeded = false;
@@ -107,6 +106,11 @@ int main(int argc, char** argv) {
   bool quiet = false;
   std::uint16_t port = 0;
   bool print_server_args = false;
+};
+
+// Reads argv into `flags`; what is wrong with it, or "".
+std::string parse_flags(int argc, char** argv, Flags& flags) {
+  SessionOptions& options = flags.options;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     const auto value = [&]() -> const char* {
@@ -122,29 +126,29 @@ int main(int argc, char** argv) {
     };
     std::uint64_t n = 0;
     if (arg == "--seed") {
-      if (!number(seed)) return usage("--seed takes a number");
-      seeded = true;
+      if (!number(flags.seed)) return "--seed takes a number";
+      flags.seeded = true;
     } else if (arg == "--seconds") {
-      if (!number(seconds)) return usage("--seconds takes a number");
+      if (!number(flags.seconds)) return "--seconds takes a number";
     } else if (arg == "--rounds") {
-      if (!number(n) || n == 0) return usage("--rounds takes a positive number");
+      if (!number(n) || n == 0) return "--rounds takes a positive number";
       options.rounds = std::uint32_t(n);
-      rounds_given = true;
+      flags.rounds_given = true;
     } else if (arg == "--connections") {
-      if (!number(n) || n == 0) return usage("--connections takes a positive number");
+      if (!number(n) || n == 0) return "--connections takes a positive number";
       options.driver.connections = std::uint32_t(n);
     } else if (arg == "--concurrency") {
-      if (!number(n) || n == 0) return usage("--concurrency takes a positive number");
+      if (!number(n) || n == 0) return "--concurrency takes a positive number";
       options.driver.concurrency = std::uint32_t(n);
     } else if (arg == "--connection") {
-      if (!number(n)) return usage("--connection takes a number");
+      if (!number(n)) return "--connection takes a number";
       options.driver.only_connections.push_back(std::uint32_t(n));
     } else if (arg == "--server") {
       const char* v = value();
-      if (v == nullptr) return usage("--server takes a path");
+      if (v == nullptr) return "--server takes a path";
       ::setenv("RINGHTTP_SERVER", v, 1);
     } else if (arg == "--burst-max") {
-      if (!number(n) || n == 0) return usage("--burst-max takes a positive number");
+      if (!number(n) || n == 0) return "--burst-max takes a positive number";
       options.driver.script.burst_requests_max = std::uint32_t(n);
     } else if (arg == "--no-bare-cr") {
       options.driver.script.bare_cr = false;
@@ -152,51 +156,66 @@ int main(int argc, char** argv) {
       options.driver.tls = true;
     } else if (arg == "--tls-ca") {
       const char* v = value();
-      if (v == nullptr) return usage("--tls-ca takes a path");
+      if (v == nullptr) return "--tls-ca takes a path";
       options.driver.tls_ca_file = v;
     } else if (arg == "--quiet") {
-      quiet = true;
+      flags.quiet = true;
     } else if (arg == "--port") {
-      if (!number(n) || n == 0 || n > 65535) return usage("--port takes a port number");
-      port = std::uint16_t(n);
+      if (!number(n) || n == 0 || n > 65535) return "--port takes a port number";
+      flags.port = std::uint16_t(n);
     } else if (arg == "--print-server-args") {
-      print_server_args = true;
+      flags.print_server_args = true;
     } else {
-      return usage(("unknown option " + arg).c_str());
+      return "unknown option " + arg;
     }
   }
   if (!options.driver.only_connections.empty()) {
-    if (!rounds_given) options.rounds = 1;
+    if (!flags.rounds_given) options.rounds = 1;
     options.driver.concurrency = std::uint32_t(options.driver.only_connections.size());
     options.replays_max = 0;
   }
-  if (print_server_args) {
+  if (!options.driver.tls_ca_file.empty() && (flags.port == 0 || !options.driver.tls)) {
+    return "--tls-ca goes with --tls and --port (fresh servers get fresh certificates)";
+  }
+  if (flags.port != 0) {
+    if (flags.seconds == 0 && !flags.rounds_given) return "--port needs --seconds or --rounds";
+    if (options.driver.tls && options.driver.tls_ca_file.empty()) return "--tls with --port needs --tls-ca";
+    if (!options.driver.only_connections.empty()) return "--port and --connection: one at a time";
+  }
+  return {};
+}
+
+// Random seeds (the first one given, if any) until the time is up.
+bool run_for(const Flags& flags) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(flags.seconds);
+  std::uint64_t sessions = 0;
+  do {
+    if (!run(flags.options, flags.seeded && sessions == 0 ? flags.seed : random_seed(), flags.quiet)) return false;
+    ++sessions;
+  } while (std::chrono::steady_clock::now() < until);
+  std::cout << "hostile_driver: " << sessions << " seeds passed" << (flags.options.driver.tls ? " over TLS" : "")
+            << " in " << flags.seconds << " s" << std::endl;
+  return true;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Flags flags;
+  if (const std::string wrong = parse_flags(argc, argv, flags); !wrong.empty()) return usage(wrong.c_str());
+  if (flags.print_server_args) {
     const char* separator = "";
-    for (const std::string& a : socket_test::hostile::server_args(options)) {
+    for (const std::string& a : socket_test::hostile::server_args(flags.options)) {
       std::cout << separator << a;
       separator = " ";
     }
     std::cout << std::endl;
     return 0;
   }
-  if (!options.driver.tls_ca_file.empty() && (port == 0 || !options.driver.tls)) {
-    return usage("--tls-ca goes with --tls and --port (fresh servers get fresh certificates)");
+  if (flags.port != 0) {
+    return drive_running(flags.options, flags.port, flags.seed, flags.seeded, flags.seconds, flags.rounds_given) ? 0
+                                                                                                                  : 1;
   }
-  if (port != 0) {
-    if (seconds == 0 && !rounds_given) return usage("--port needs --seconds or --rounds");
-    if (options.driver.tls && options.driver.tls_ca_file.empty()) return usage("--tls with --port needs --tls-ca");
-    if (!options.driver.only_connections.empty()) return usage("--port and --connection: one at a time");
-    return drive_running(options, port, seed, seeded, seconds, rounds_given) ? 0 : 1;
-  }
-  if (seconds == 0) return run(options, seeded ? seed : random_seed(), quiet) ? 0 : 1;
-  // Random seeds (the first one given, if any) until the time is up.
-  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
-  std::uint64_t sessions = 0;
-  do {
-    if (!run(options, seeded && sessions == 0 ? seed : random_seed(), quiet)) return 1;
-    ++sessions;
-  } while (std::chrono::steady_clock::now() < until);
-  std::cout << "hostile_driver: " << sessions << " seeds passed" << (options.driver.tls ? " over TLS" : "") << " in "
-            << seconds << " s" << std::endl;
-  return 0;
+  if (flags.seconds == 0) return run(flags.options, flags.seeded ? flags.seed : random_seed(), flags.quiet) ? 0 : 1;
+  return run_for(flags) ? 0 : 1;
 }
