@@ -108,6 +108,8 @@ struct Flags {
   bool print_server_args = false;
 };
 
+std::string check_flags(Flags& flags);
+
 // Reads argv into `flags`; what is wrong with it, or "".
 std::string parse_flags(int argc, char** argv, Flags& flags) {
   SessionOptions& options = flags.options;
@@ -169,6 +171,12 @@ std::string parse_flags(int argc, char** argv, Flags& flags) {
       return "unknown option " + arg;
     }
   }
+  return check_flags(flags);
+}
+
+// What the flags mean together; what does not go together, or "".
+std::string check_flags(Flags& flags) {
+  SessionOptions& options = flags.options;
   if (!options.driver.only_connections.empty()) {
     if (!flags.rounds_given) options.rounds = 1;
     options.driver.concurrency = std::uint32_t(options.driver.only_connections.size());

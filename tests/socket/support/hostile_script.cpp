@@ -319,27 +319,8 @@ class Builder {
         e.body_check = Expected::Body::none;
         script_.requests[r].head = true;
         break;
-      case Kind::stream: {
-        static constexpr std::array<std::pair<int, std::uint32_t>, 4> sizes{{{0, 50}, {1, 34}, {2, 13}, {3, 3}}};
-        const int size = weighted(rng_, sizes);
-        const std::uint64_t bytes = size == 0   ? rng_.between(0, 1000)
-                                    : size == 1 ? rng_.between(1001, 65536)
-                                    : size == 2 ? rng_.between(65537, stream_bytes_max)
-                                                : rng_.between(large_stream_bytes_min, large_stream_bytes_max);
-        append("GET /stream?bytes=" + std::to_string(bytes) + " HTTP/1.1\r\n" + std::string(host_line) + "\r\n");
-        e.body_check = Expected::Body::stream;
-        e.stream_bytes = bytes;
-        break;
-      }
-      case Kind::bad_user_id: {
-        static constexpr std::array<std::string_view, 4> paths{"/users/0", "/users/abc", "/users/007", "/users/-1"};
-        append("GET " + std::string(paths[rng_.below(paths.size())]) + " HTTP/1.1\r\n" + std::string(host_line) +
-               "\r\n");
-        e.status = 400;
-        e.body_check = Expected::Body::contains;
-        e.body = "invalid path parameter";
-        break;
-      }
+      case Kind::stream: add_stream(e); break;
+      case Kind::bad_user_id: add_bad_user_id(e); break;
       case Kind::not_found:
         append("GET /nope/" + std::to_string(serial_) + " HTTP/1.1\r\n" + std::string(host_line) + "\r\n");
         e.status = 404;
@@ -364,6 +345,29 @@ class Builder {
     end(r);
     script_.requests[r].expected = std::move(e);
     return false;
+  }
+
+  // GET /stream of a size drawn from four ranges, most of them small.
+  void add_stream(Expected& e) {
+    static constexpr std::array<std::pair<int, std::uint32_t>, 4> sizes{{{0, 50}, {1, 34}, {2, 13}, {3, 3}}};
+    const int size = weighted(rng_, sizes);
+    const std::uint64_t bytes = size == 0   ? rng_.between(0, 1000)
+                                : size == 1 ? rng_.between(1001, 65536)
+                                : size == 2 ? rng_.between(65537, stream_bytes_max)
+                                            : rng_.between(large_stream_bytes_min, large_stream_bytes_max);
+    append("GET /stream?bytes=" + std::to_string(bytes) + " HTTP/1.1\r\n" + std::string(host_line) + "\r\n");
+    e.body_check = Expected::Body::stream;
+    e.stream_bytes = bytes;
+  }
+
+  // A user id the route refuses (400), the connection kept.
+  void add_bad_user_id(Expected& e) {
+    static constexpr std::array<std::string_view, 4> paths{"/users/0", "/users/abc", "/users/007", "/users/-1"};
+    append("GET " + std::string(paths[rng_.below(paths.size())]) + " HTTP/1.1\r\n" + std::string(host_line) +
+           "\r\n");
+    e.status = 400;
+    e.body_check = Expected::Body::contains;
+    e.body = "invalid path parameter";
   }
 
   bool add_echo() {
@@ -445,19 +449,7 @@ class Builder {
     const std::string id = std::to_string(unique_id());
     switch (kind) {
       case Kind::connection_close:
-      case Kind::http10: {
-        if (kind == Kind::connection_close) {
-          append("GET /users/" + id + " HTTP/1.1\r\n" + std::string(host_line) + "Connection: close\r\n\r\n");
-        } else {
-          append("GET /users/" + id + " HTTP/1.0\r\n\r\n");
-        }
-        end(r);
-        Request& q = script_.requests[r];
-        q.terminal = true;
-        q.expected.body = user_body(std::stoull(id));
-        q.expected.closes = true;
-        return;
-      }
+      case Kind::http10: return add_closing(kind, r, id);
       case Kind::header_too_large:
         append("GET /users/" + id + " HTTP/1.1\r\n" + std::string(host_line) + "X-Pad: ");
         append(std::string(rng_.between(options_.header_bytes_max, options_.header_bytes_max + 1024), 'p'));
@@ -471,16 +463,7 @@ class Builder {
                "\r\n\r\n");
         return refuse(r, 501, "unsupported_transfer_coding");
       }
-      case Kind::garbage: {
-        static constexpr std::array<std::string_view, 4> forms{
-            "(BREW) /pot HTTP/1.1\r\n\r\n",  // not a token (BREW alone would be a 501)
-            "GET /plaintext HTTP/1.1 junk\r\n\r\n",
-            "\x01\x02\x03\x04\r\n\r\n",
-            "GET /plaintext HTTP/1.1\r\nHost: localhost\r\nNo colon here\r\n\r\n",
-        };
-        append(forms[rng_.below(forms.size())]);
-        return refuse(r, 400, "malformed");
-      }
+      case Kind::garbage: return add_garbage(r);
       case Kind::ambiguous_length:
         append("POST /echo HTTP/1.1\r\n" + std::string(host_line) + "Content-Type: application/json\r\n");
         append(rng_.chance(50) ? "Content-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n"
@@ -491,36 +474,66 @@ class Builder {
                "Content-Type: application/json\r\nContent-Length: " +
                std::to_string(options_.body_bytes_max + rng_.between(1, 100000)) + "\r\n\r\n");
         return refuse(r, 413, "body_too_large");
-      case Kind::body_too_large_chunked: {
-        append("POST /echo HTTP/1.1\r\n" + std::string(host_line) +
-               "Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n");
-        std::uint64_t left = options_.body_bytes_max + rng_.between(1, 4096);
-        while (left > 0) {
-          const std::uint64_t n = std::min<std::uint64_t>(left, 4096);
-          append(hex(n, false) + "\r\n" + std::string(n, 'x') + "\r\n");
-          left -= n;
-        }
-        append("0\r\n\r\n");
-        return refuse(r, 413, "body_too_large");
-      }
-      case Kind::bare_cr: {
-        // A CR where the grammar needs CRLF: ending the header section, or
-        // ending a chunk's size line or its data.
-        switch (rng_.below(3)) {
-          case 0: append("GET /users/" + id + " HTTP/1.1\r\n" + std::string(host_line) + "\rX\r\n\r\n"); break;
-          case 1:
-            append("POST /echo HTTP/1.1\r\n" + std::string(host_line) +
-                   "Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n2\rX{}\r\n0\r\n\r\n");
-            break;
-          default:
-            append("POST /echo HTTP/1.1\r\n" + std::string(host_line) +
-                   "Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\rX0\r\n\r\n");
-            break;
-        }
-        return refuse(r, 400, any_parse_error);
-      }
+      case Kind::body_too_large_chunked: return add_chunked_body_too_large(r);
+      case Kind::bare_cr: return add_bare_cr(r, id);
       default: break;
     }
+  }
+
+  // A request answered, then the connection closed: Connection: close, or
+  // HTTP/1.0 without keep-alive.
+  void add_closing(Kind kind, std::size_t r, const std::string& id) {
+    if (kind == Kind::connection_close) {
+      append("GET /users/" + id + " HTTP/1.1\r\n" + std::string(host_line) + "Connection: close\r\n\r\n");
+    } else {
+      append("GET /users/" + id + " HTTP/1.0\r\n\r\n");
+    }
+    end(r);
+    Request& q = script_.requests[r];
+    q.terminal = true;
+    q.expected.body = user_body(std::stoull(id));
+    q.expected.closes = true;
+  }
+
+  void add_garbage(std::size_t r) {
+    static constexpr std::array<std::string_view, 4> forms{
+        "(BREW) /pot HTTP/1.1\r\n\r\n",  // not a token (BREW alone would be a 501)
+        "GET /plaintext HTTP/1.1 junk\r\n\r\n",
+        "\x01\x02\x03\x04\r\n\r\n",
+        "GET /plaintext HTTP/1.1\r\nHost: localhost\r\nNo colon here\r\n\r\n",
+    };
+    append(forms[rng_.below(forms.size())]);
+    refuse(r, 400, "malformed");
+  }
+
+  void add_chunked_body_too_large(std::size_t r) {
+    append("POST /echo HTTP/1.1\r\n" + std::string(host_line) +
+           "Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n");
+    std::uint64_t left = options_.body_bytes_max + rng_.between(1, 4096);
+    while (left > 0) {
+      const std::uint64_t n = std::min<std::uint64_t>(left, 4096);
+      append(hex(n, false) + "\r\n" + std::string(n, 'x') + "\r\n");
+      left -= n;
+    }
+    append("0\r\n\r\n");
+    refuse(r, 413, "body_too_large");
+  }
+
+  // A CR where the grammar needs CRLF: ending the header section, or ending
+  // a chunk's size line or its data.
+  void add_bare_cr(std::size_t r, const std::string& id) {
+    switch (rng_.below(3)) {
+      case 0: append("GET /users/" + id + " HTTP/1.1\r\n" + std::string(host_line) + "\rX\r\n\r\n"); break;
+      case 1:
+        append("POST /echo HTTP/1.1\r\n" + std::string(host_line) +
+               "Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n2\rX{}\r\n0\r\n\r\n");
+        break;
+      default:
+        append("POST /echo HTTP/1.1\r\n" + std::string(host_line) +
+               "Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\rX0\r\n\r\n");
+        break;
+    }
+    refuse(r, 400, any_parse_error);
   }
 
   Rng rng_;
