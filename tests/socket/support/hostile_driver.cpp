@@ -533,37 +533,8 @@ class Client {
         if (finals_ < s.count && !closed_expected_) return false;
         next_step();
         return true;
-      case Op::await_continue: {
-        if (!step_started_) {
-          step_started_ = true;
-          step_until_ = now + options_.continue_wait_ms_max;
-        }
-        const bool answered = next_ == no_request || next_ > s.count;
-        if (continue_for_ == s.count || answered || sending_stopped_) {
-          next_step();
-          return true;
-        }
-        if (now >= step_until_) {
-          fail("neither 100 Continue nor a final response to request " + request_text(s.count) + " within " +
-               std::to_string(options_.continue_wait_ms_max.count()) + " ms while its body waited for one");
-        }
-        return false;
-      }
-      case Op::half_close:
-        if (channel_ && !sending_stopped_) {
-          // Over TLS: the close_notify first, then the FIN after it.
-          if (!channel_->session().close_queued()) channel_->close();
-          send_ciphertext();
-          if (done_ || !channel_->pending().empty()) return false;
-        }
-        if (::shutdown(fd_, SHUT_WR) != 0 && !closed_expected_) {
-          fail("shutdown: " + errno_text(errno));
-          return false;
-        }
-        half_closed_ = true;
-        ++tally_.half_closes;
-        next_step();
-        return true;
+      case Op::await_continue: return await_continue(s, now);
+      case Op::half_close: return half_close();
       case Op::reset: {
         const linger abortive{1, 0};
         ::setsockopt(fd_, SOL_SOCKET, SO_LINGER, &abortive, sizeof abortive);
@@ -582,6 +553,41 @@ class Client {
         return false;
     }
     return false;
+  }
+
+  // Waits, bounded, for request s.count's 100 Continue (or its answer).
+  bool await_continue(const Step& s, Clock::time_point now) {
+    if (!step_started_) {
+      step_started_ = true;
+      step_until_ = now + options_.continue_wait_ms_max;
+    }
+    const bool answered = next_ == no_request || next_ > s.count;
+    if (continue_for_ == s.count || answered || sending_stopped_) {
+      next_step();
+      return true;
+    }
+    if (now >= step_until_) {
+      fail("neither 100 Continue nor a final response to request " + request_text(s.count) + " within " +
+           std::to_string(options_.continue_wait_ms_max.count()) + " ms while its body waited for one");
+    }
+    return false;
+  }
+
+  bool half_close() {
+    if (channel_ && !sending_stopped_) {
+      // Over TLS: the close_notify first, then the FIN after it.
+      if (!channel_->session().close_queued()) channel_->close();
+      send_ciphertext();
+      if (done_ || !channel_->pending().empty()) return false;
+    }
+    if (::shutdown(fd_, SHUT_WR) != 0 && !closed_expected_) {
+      fail("shutdown: " + errno_text(errno));
+      return false;
+    }
+    half_closed_ = true;
+    ++tally_.half_closes;
+    next_step();
+    return true;
   }
 
   bool send_some(const Step& s, Clock::time_point now) {
