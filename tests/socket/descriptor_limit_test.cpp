@@ -366,18 +366,9 @@ std::string describe(const Metrics& m) {
   return out.str();
 }
 
-TEST(DescriptorLimit, connections_up_to_the_limit_open_and_close_twice_with_nothing_lost) {
-  rlimit own{};
-  ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &own), 0);
-  const rlim_t limit = std::min(own.rlim_max, descriptors_max);
-  ASSERT_GT(limit, 1024u) << "a hard RLIMIT_NOFILE of " << own.rlim_max << " is too small for this test";
-  const std::size_t connections_max = limit - server_headroom;
-
-  // Every connection is one of the table's: total at most connections_max.
-  // Split evenly over the children.
-  const std::size_t total = connections_max - 8;
+// `total` connections split evenly over the children; `all` is their sum.
+std::vector<Share> split(std::size_t total, Share& all) {
   std::vector<Share> shares;
-  Share all;
   for (int i = 0; i < children; ++i) {
     const Share s = Share::of(total / children + (static_cast<std::size_t>(i) < total % children ? 1 : 0));
     shares.push_back(s);
@@ -386,6 +377,100 @@ TEST(DescriptorLimit, connections_up_to_the_limit_open_and_close_twice_with_noth
     all.partial_body += s.partial_body;
     all.paused += s.paused;
   }
+  return shares;
+}
+
+// What the server must show with the fleet's connections open, and after
+// they close.
+struct Expectation {
+  const ServerProcess& server;
+  std::uint16_t metrics;
+  Share all;
+  std::size_t total;
+  std::size_t baseline;  // descriptors open with no connection
+  // With a provided-buffer ring each held chunk is a receive buffer or,
+  // past the paused connections' share (half the shard's 1,024), a spill
+  // block; without one the kernel copies into the slot's own buffer.
+  bool provided_buffers;
+  bool direct_descriptors;
+  // With incremental buffers a segment may land across the end of one
+  // buffer and the start of the next: held as two pieces, each counted.
+  std::size_t pieces_per_segment_max;
+
+  explicit Expectation(const ServerProcess& s, const Share& shares, std::size_t connections)
+      : server(s),
+        metrics(*s.metrics_port()),
+        all(shares),
+        total(connections),
+        baseline(open_descriptors(s.pid())),
+        provided_buffers(s.startup_line().find("bufring") != std::string::npos),
+        direct_descriptors(s.startup_line().find("fixed-files") != std::string::npos),
+        pieces_per_segment_max(s.startup_line().find("incremental-buffers") != std::string::npos ? 2 : 1) {}
+
+  // All open: each kind holds what it should, the idle ones nothing.
+  testing::AssertionResult all_open(Metrics& last) const {
+    const std::size_t lent = all.partial_header + all.partial_body + all.paused;
+    const auto held_pieces_fit = [&](double held) {
+      return held >= double(all.paused) && held <= double(all.paused * pieces_per_segment_max);
+    };
+    const bool loaded = eventually(
+        [&] {
+          last = scrape_metrics(metrics);
+          return last.value(metric::active) == total && last.value(blocks_lent) == lent &&
+                 last.value(held_rings) == all.paused &&
+                 (!provided_buffers || held_pieces_fit(last.value(buffers_held) + last.value(spill_used)));
+        },
+        gauge_guard);
+    if (!loaded) {
+      return testing::AssertionFailure() << "expected " << total << " active, " << lent << " blocks lent, "
+                                         << all.paused << " held rings and as many buffers and spill blocks held (up to "
+                                         << pieces_per_segment_max << " per connection); last scrape:"
+                                         << describe(last);
+    }
+    if (provided_buffers && last.value(buffers_held) == 0) {
+      return testing::AssertionFailure() << "no receive buffer held" << describe(last);
+    }
+    if (provided_buffers && all.paused > 512 && last.value(spill_used) == 0) {
+      return testing::AssertionFailure() << "no spill block used past the paused connections' share" << describe(last);
+    }
+    // With fixed-files the connections are direct descriptors in the
+    // ring's table, and the process's own table holds none of them.
+    const std::size_t per_connection = direct_descriptors ? 0 : total;
+    const std::size_t open = open_descriptors(server.pid());
+    if (open < baseline + per_connection || open > baseline + per_connection + 1) {
+      return testing::AssertionFailure() << open << " descriptors open with every connection, expected "
+                                         << baseline + per_connection << " (one more at most: a scrape's own)";
+    }
+    return testing::AssertionSuccess();
+  }
+
+  testing::AssertionResult all_closed(Metrics& last) const {
+    std::size_t descriptors = 0;
+    const bool drained = eventually(
+        [&] {
+          last = scrape_metrics(metrics);
+          descriptors = open_descriptors(server.pid());
+          return last.value(metric::active) == 0 && last.value(blocks_lent) == 0 && last.value(held_rings) == 0 &&
+                 last.value(buffers_held) == 0 && last.value(spill_used) == 0 && descriptors == baseline;
+        },
+        gauge_guard);
+    if (drained) return testing::AssertionSuccess();
+    return testing::AssertionFailure() << "after closing every connection: " << descriptors << " descriptors open, "
+                                       << baseline << " before; last scrape:" << describe(last);
+  }
+};
+
+TEST(DescriptorLimit, connections_up_to_the_limit_open_and_close_twice_with_nothing_lost) {
+  rlimit own{};
+  ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &own), 0);
+  const rlim_t limit = std::min(own.rlim_max, descriptors_max);
+  ASSERT_GT(limit, 1024u) << "a hard RLIMIT_NOFILE of " << own.rlim_max << " is too small for this test";
+  const std::size_t connections_max = limit - server_headroom;
+
+  // Every connection is one of the table's: total at most connections_max.
+  const std::size_t total = connections_max - 8;
+  Share all;
+  const std::vector<Share> shares = split(total, all);
   ASSERT_EQ(all.total(), total);
   ASSERT_LT(paused_pipeline.size() + 64, static_cast<std::size_t>(paused_segment_bytes)) << "one segment";
   Fleet fleet(shares);
@@ -397,81 +482,30 @@ TEST(DescriptorLimit, connections_up_to_the_limit_open_and_close_twice_with_noth
                      "127.0.0.1:0", "--header-timeout-ms", long_ms, "--idle-timeout-ms", long_ms, "--body-timeout-ms",
                      long_ms, "--send-timeout-ms", long_ms},
                     limit});
-  const std::uint16_t metrics = *server.metrics_port();
-  // With a provided-buffer ring each held chunk is a receive buffer or,
-  // past the paused connections' share (half the shard's 1,024), a spill
-  // block; without one the kernel copies into the slot's own buffer.
-  const bool provided_buffers = server.startup_line().find("bufring") != std::string::npos;
-  const bool direct_descriptors = server.startup_line().find("fixed-files") != std::string::npos;
-  // With incremental buffers a segment may land across the end of one
-  // buffer and the start of the next: held as two pieces, each counted.
-  const std::size_t pieces_per_segment_max =
-      server.startup_line().find("incremental-buffers") != std::string::npos ? 2 : 1;
-
   // What the server has open with no connection; a warm-up request and a
   // scrape open nothing for good.
-  const std::size_t baseline = open_descriptors(server.pid());
-  ASSERT_GT(baseline, 0u);
-  ASSERT_LT(baseline + total + 4, limit) << "too little room under the limit";
+  const Expectation expect(server, all, total);
+  ASSERT_GT(expect.baseline, 0u);
+  ASSERT_LT(expect.baseline + total + 4, limit) << "too little room under the limit";
   ASSERT_TRUE(fresh_connection_is_served(server.port()));
   Metrics last;
   ASSERT_TRUE(eventually([&] {
-    last = scrape_metrics(metrics);
-    return last.value(metric::active) == 0 && open_descriptors(server.pid()) == baseline;
+    last = scrape_metrics(expect.metrics);
+    return last.value(metric::active) == 0 && open_descriptors(server.pid()) == expect.baseline;
   })) << "after a warm-up: "
-      << open_descriptors(server.pid()) << " descriptors, " << baseline << " at start" << describe(last);
+      << open_descriptors(server.pid()) << " descriptors, " << expect.baseline << " at start" << describe(last);
 
-  const std::size_t in_progress = all.partial_header + all.partial_body;
   for (int round = 0; round < 2; ++round) {
     SCOPED_TRACE("round " + std::to_string(round + 1) + " of " + std::to_string(total) + " connections");
     ASSERT_TRUE(fleet.run("open " + std::to_string(server.port()) + " " + std::to_string(round)));
-
-    // All open: each kind holds what it should, the idle ones nothing.
-    const auto held_pieces_fit = [&](double held) {
-      return held >= double(all.paused) && held <= double(all.paused * pieces_per_segment_max);
-    };
-    const bool loaded = eventually(
-        [&] {
-          last = scrape_metrics(metrics);
-          return last.value(metric::active) == total && last.value(blocks_lent) == in_progress + all.paused &&
-                 last.value(held_rings) == all.paused &&
-                 (!provided_buffers || held_pieces_fit(last.value(buffers_held) + last.value(spill_used)));
-        },
-        gauge_guard);
-    ASSERT_TRUE(loaded) << "expected " << total << " active, " << in_progress + all.paused << " blocks lent, "
-                        << all.paused
-                        << " held rings and as many buffers and spill blocks held (up to " << pieces_per_segment_max
-                        << " per connection); last scrape:" << describe(last);
-    if (provided_buffers) {
-      EXPECT_GT(last.value(buffers_held), 0);
-      if (all.paused > 512) {
-        EXPECT_GT(last.value(spill_used), 0) << "past the paused connections' share";
-      }
-    }
-    // With fixed-files the connections are direct descriptors in the
-    // ring's table, and the process's own table holds none of them.
-    const std::size_t per_connection = direct_descriptors ? 0 : total;
-    const std::size_t loaded_descriptors = open_descriptors(server.pid());
-    EXPECT_GE(loaded_descriptors, baseline + per_connection);
-    EXPECT_LE(loaded_descriptors, baseline + per_connection + 1) << "one more at most: a scrape's own";
-
+    ASSERT_TRUE(expect.all_open(last));
     ASSERT_TRUE(fleet.run("close"));
-    std::size_t descriptors = 0;
-    const bool drained = eventually(
-        [&] {
-          last = scrape_metrics(metrics);
-          descriptors = open_descriptors(server.pid());
-          return last.value(metric::active) == 0 && last.value(blocks_lent) == 0 && last.value(held_rings) == 0 &&
-                 last.value(buffers_held) == 0 && last.value(spill_used) == 0 && descriptors == baseline;
-        },
-        gauge_guard);
-    ASSERT_TRUE(drained) << "after closing every connection: " << descriptors << " descriptors open, " << baseline
-                         << " before; last scrape:" << describe(last);
+    ASSERT_TRUE(expect.all_closed(last));
   }
   EXPECT_TRUE(fleet.finish());
 
   EXPECT_TRUE(fresh_connection_is_served(server.port())) << "a fresh connection after both rounds";
-  last = scrape_metrics(metrics);
+  last = scrape_metrics(expect.metrics);
   EXPECT_EQ(last.value(block_waits), 0) << "the pool has as many blocks as the table has slots";
   EXPECT_EQ(last.value(input_overflow), 0);
   EXPECT_EQ(last.value(metric::stale_completions), 0);
