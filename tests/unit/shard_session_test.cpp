@@ -197,6 +197,32 @@ TEST_F(ShardSession, a_trickle_while_paused_is_held_by_bytes_not_pieces) {
   EXPECT_EQ(counters_.spill_blocks_used.read(), 0u);
 }
 
+TEST_F(ShardSession, input_past_its_share_of_buffers_is_spilled_and_the_buffers_go_back) {
+  std::string burst;
+  for (std::size_t i = 0; i < Connection::responses_max + 8; ++i) burst += get;
+  batch({deliver(burst)});
+  ASSERT_TRUE(conn().input_paused);
+  // The burst's unparsed rest is held in its buffer (the first of the
+  // share); each request delivered after it is held in a buffer of its own
+  // until the share is used, then copied into a spill block.
+  const std::uint32_t extra = Connection::held_buffers_max + 2;
+  std::vector<io::Completion> pieces;
+  for (std::uint32_t i = 0; i < extra; ++i) pieces.push_back(deliver(get));
+  batch(pieces);
+  EXPECT_EQ(counters_.input_buffers_held.read(), Connection::held_buffers_max);
+  EXPECT_EQ(counters_.spill_blocks_used.read(), extra + 1 - Connection::held_buffers_max);
+  EXPECT_EQ(io().buffers_free(), FakeIo::buffers - Connection::held_buffers_max)
+      << "a spilled piece's buffer went back to the ring";
+  batch({{recv_tag_, -ECANCELED, 0}, {tag(Op::cancel), 0, 0}});
+  std::size_t rounds = 0;
+  while (conn().send_inflight && ++rounds < 20) complete_send();
+  EXPECT_EQ(counters_.requests.read(), Connection::responses_max + 8 + extra) << "every held request answered, in order";
+  EXPECT_EQ(counters_.spill_blocks_used.read(), 0u);
+  EXPECT_EQ(counters_.input_buffers_held.read(), 0u);
+  EXPECT_EQ(counters_.input_overflow.read(), 0u);
+  EXPECT_EQ(io().buffers_free(), FakeIo::buffers);
+}
+
 TEST_F(ShardSession, the_peers_fin_with_output_pending_drains_then_half_closes) {
   batch({deliver(get, true)});
   ASSERT_TRUE(conn().send_inflight);
