@@ -40,8 +40,10 @@ void bound_reads(int fd) {
   ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit);
 }
 
-// A loopback listener on an ephemeral port (port 0: one nothing listens on).
-int listen_loopback(std::uint16_t& port, bool keep) {
+// A loopback socket bound to an ephemeral port: listening, or not (a
+// connect to it is refused, and while it stays open nothing else can
+// take the port).
+int listen_loopback(std::uint16_t& port, bool listen) {
   const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   sockaddr_in a{};
   a.sin_family = AF_INET;
@@ -50,10 +52,7 @@ int listen_loopback(std::uint16_t& port, bool keep) {
   socklen_t len = sizeof a;
   ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
   port = ntohs(a.sin_port);
-  if (!keep) {
-    ::close(fd);  // bound, never listened on: connecting to it is refused
-    return -1;
-  }
+  if (!listen) return fd;
   EXPECT_EQ(::listen(fd, 4), 0);
   bound_reads(fd);
   return fd;
@@ -119,7 +118,7 @@ class DbPoolTest : public testing::Test {
   void SetUp() override {
     ASSERT_EQ(io_.init({}), "");
     ASSERT_EQ(driver_.init(1), "");
-    listen_loopback(refused_port_, false);
+    refusing_ = listen_loopback(refused_port_, false);
     listener_ = listen_loopback(server_port_, true);
     config_.conninfo = "host=127.0.0.1,127.0.0.1 port=" + std::to_string(refused_port_) + "," +
                        std::to_string(server_port_) + " dbname=test user=test sslmode=disable";
@@ -133,6 +132,7 @@ class DbPoolTest : public testing::Test {
     pool_.reset();
     if (peer_ >= 0) ::close(peer_);
     ::close(listener_);
+    ::close(refusing_);
   }
 
   // The link's socket in use (not closing), or nullptr.
@@ -199,6 +199,7 @@ class DbPoolTest : public testing::Test {
   std::uint16_t refused_port_ = 0;
   std::uint16_t server_port_ = 0;
   int listener_ = -1;
+  int refusing_ = -1;
   int peer_ = -1;
 };
 
