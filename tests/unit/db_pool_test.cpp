@@ -26,6 +26,7 @@
 #include "core/io/batch_loop.hpp"
 #include "server/db/engine_driver.hpp"
 #include "tests/unit/fake_backend.hpp"
+#include "tests/unit/pg_messages.hpp"
 
 namespace ringhttp::server::db {
 namespace {
@@ -77,17 +78,9 @@ std::string read_exactly(int fd, std::size_t n) {
   return out;
 }
 
-std::uint32_t get32(std::string_view s) {
-  return (std::uint32_t(std::uint8_t(s[0])) << 24) | (std::uint32_t(std::uint8_t(s[1])) << 16) |
-         (std::uint32_t(std::uint8_t(s[2])) << 8) | std::uint32_t(std::uint8_t(s[3]));
-}
-
-std::string be32(std::uint32_t v) {
-  return {char(v >> 24), char(v >> 16), char(v >> 8), char(v)};
-}
-
-// A backend message: its type, length, body.
-std::string message(char type, std::string_view body) { return type + be32(std::uint32_t(4 + body.size())) + std::string(body); }
+using testing_support::pg::be32;
+using testing_support::pg::get32;
+using testing_support::pg::message;
 
 // Reads frontend messages until `syncs` Syncs have come.
 void read_until_syncs(int fd, int syncs) {

@@ -8,14 +8,14 @@
 
 #include <string>
 
+#include "tests/unit/pg_messages.hpp"
+
 namespace ringhttp::server::db::wire {
 namespace {
 
-std::string be32(std::uint32_t v) {
-  return {char(v >> 24), char(v >> 16), char(v >> 8), char(v)};
-}
-std::string be16(std::uint16_t v) { return {char(v >> 8), char(v)}; }
-std::string message(char type, const std::string& body) { return std::string(1, type) + be32(4 + body.size()) + body; }
+using testing_support::pg::be16;
+using testing_support::pg::be32;
+using testing_support::pg::message;
 
 TEST(DbWire, a_query_is_bind_execute_sync) {
   char out[query_bytes_max];
